@@ -1,0 +1,48 @@
+"""Parameter checks that raise one-line ValueErrors naming the parameter, the value and what is allowed."""
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+
+def _fail(name: str, value, allowed: str):
+    raise ValueError(f"{name}={value!r} is not allowed: {allowed}")
+
+
+def check_int(name: str, value, lo: int | None = None, hi: int | None = None) -> int:
+    """Return value as int if it is an integer in [lo, hi]; otherwise raise a one-line ValueError."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        _fail(name, value, f"expected an integer{_range_text(lo, hi)}")
+    value = int(value)
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        _fail(name, value, f"expected an integer{_range_text(lo, hi)}")
+    return value
+
+
+def check_real(name: str, value, lo: float | None = None, hi: float | None = None,
+               lo_open: bool = False, hi_open: bool = False) -> float:
+    """Return value as float if it is a finite real in the interval; otherwise raise."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(float(value)):
+        _fail(name, value, f"expected a finite number{_range_text(lo, hi, lo_open, hi_open)}")
+    v = float(value)
+    bad = (lo is not None and (v < lo or (lo_open and v == lo))) or (
+        hi is not None and (v > hi or (hi_open and v == hi)))
+    if bad:
+        _fail(name, value, f"expected a number{_range_text(lo, hi, lo_open, hi_open)}")
+    return v
+
+
+def check_choice(name: str, value, choices) -> object:
+    if value not in choices:
+        _fail(name, value, "expected one of " + ", ".join(repr(c) for c in choices))
+    return value
+
+
+def _range_text(lo, hi, lo_open=False, hi_open=False) -> str:
+    if lo is None and hi is None:
+        return ""
+    if hi is None:
+        return f" {'>' if lo_open else '>='} {lo}"
+    if lo is None:
+        return f" {'<' if hi_open else '<='} {hi}"
+    return f" in {'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}"

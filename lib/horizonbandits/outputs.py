@@ -1,0 +1,44 @@
+"""Where a notebook run writes its figures and tables, written atomically.
+
+Every notebook has a parameter ``output_dir``. ``hb run`` sets it to ``outputs/<profile>``; when a
+person runs the notebook by hand it is "" and resolves to ``outputs/interactive`` in the
+repository. Files are written to a temporary name in the same folder and renamed, so a crash never
+leaves a half-written figure or table behind.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def resolve_output_dir(output_dir: str | os.PathLike = "") -> Path:
+    """The run's output folder (created): ``output_dir`` or ``<repo>/outputs/interactive`` when empty."""
+    path = Path(output_dir) if str(output_dir) else REPO_ROOT / "outputs" / "interactive"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def atomic_write(path: str | os.PathLike, write) -> Path:
+    """Call ``write(tmp_path)`` on a temporary file beside ``path``, then rename it to ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix + ".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    return atomic_write(path, write)

@@ -1,0 +1,83 @@
+"""Per-seed observation tables: the rewards every policy sees, pre-drawn by arm and pull number.
+
+Common random numbers: for seed index s, arm i has its own numpy stream
+``SeedSequence(seed, spawn_key=(s, 0, i))`` (what ``SeedSequence(seed).spawn(...)[s].spawn(2)[0]
+.spawn(K)[i]`` gives), and its n-th pull always reads the n-th draw of that stream. So every
+policy run on seed s sees the same reward for the n-th pull of arm i, and the table for a horizon
+T' < T is a prefix of the table for T (horizon-agnostic runs can be read off at earlier horizons).
+The policy's own randomness comes from ``policy_stream_seed(seed, s)``, spawn key (s, 1).
+"""
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from ..errors import check_int
+from .instances import RisingInstance, check_noise
+
+
+class Observations:
+    """Rewards of one seed: ``X[i, n]`` is the reward of the n-th pull of arm i (n = 1..T).
+
+    ``X[i, 0]`` holds mu_i(0), the deterministic convention X_i(0) := mu_i(0) of the proofs.
+    ``C`` and ``W`` are running sums used by the kernels for O(1) window sums:
+    ``C[i, n + 1] = sum_{l=0}^{n} X[i, l]`` and ``W[i, n + 1] = sum_{l=0}^{n} l X[i, l]`` (both with
+    a leading 0), so the sum of X over l = a..b is ``C[i, b + 1] - C[i, a]``. They are plain
+    sequential sums (numpy's cumsum), which the reference implementations reproduce with a
+    running total, so kernel and reference round identically.
+    """
+
+    def __init__(self, X: np.ndarray):
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+
+    @property
+    def K(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def T(self) -> int:
+        return self.X.shape[1] - 1
+
+    @cached_property
+    def C(self) -> np.ndarray:
+        out = np.zeros((self.K, self.T + 2))
+        np.cumsum(self.X, axis=1, out=out[:, 1:])
+        return out
+
+    @cached_property
+    def W(self) -> np.ndarray:
+        out = np.zeros((self.K, self.T + 2))
+        np.cumsum(self.X * np.arange(self.T + 1, dtype=np.float64), axis=1, out=out[:, 1:])
+        return out
+
+
+def arm_seed_sequence(seed: int, s: int, i: int) -> np.random.SeedSequence:
+    return np.random.SeedSequence(seed, spawn_key=(s, 0, i))
+
+
+def policy_stream_seed(seed: int, s: int) -> int:
+    """64-bit seed of the policy's own random stream for seed index s."""
+    return int(np.random.SeedSequence(seed, spawn_key=(s, 1)).generate_state(1, np.uint64)[0])
+
+
+def draw_observations(inst: RisingInstance, T: int, seed: int = 0, s: int = 0, noise=None) -> Observations:
+    """The reward table of seed index s under the instance's noise model (or ``noise`` if given)."""
+    T = inst.check_horizon(T)
+    seed = check_int("seed", seed, 0)
+    s = check_int("s", s, 0)
+    noise = inst.noise if noise is None else check_noise(noise, inst.means)
+    mu = inst.means[:, : T + 1]
+    X = np.empty((inst.K, T + 1))
+    X[:, 0] = mu[:, 0]
+    if isinstance(noise, str):  # bernoulli
+        for i in range(inst.K):
+            u = np.random.default_rng(arm_seed_sequence(seed, s, i)).random(T)
+            X[i, 1:] = u < mu[i, 1:]
+    elif noise == 0.0:
+        X[:, 1:] = mu[:, 1:]
+    else:
+        for i in range(inst.K):
+            z = np.random.default_rng(arm_seed_sequence(seed, s, i)).standard_normal(T)
+            X[i, 1:] = mu[i, 1:] + noise * z
+    return Observations(X)

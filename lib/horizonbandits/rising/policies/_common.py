@@ -1,0 +1,72 @@
+"""Validation and bookkeeping shared by the policies (kept tiny on purpose)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ...errors import check_int, check_real
+
+
+def check_eps(eps) -> float:
+    """Window fraction of CURE-UCB and R-ed-UCB: h = max(floor(eps N), 1), eps in [0, 1/2] (appendix K.1)."""
+    return check_real("eps", eps, 0.0, 0.5)
+
+
+def check_sigma(sigma) -> float:
+    return check_real("sigma", sigma, 0.0)
+
+
+def check_init_pulls(init_pulls) -> int:
+    return check_int("init_pulls", init_pulls, 1)
+
+
+@njit(cache=True, inline="always")
+def window_size(eps, n):
+    """h = max(floor(eps n), 1)."""
+    h = int(math.floor(eps * n))
+    return h if h > 1 else 1
+
+
+def py_window_size(eps: float, n: int) -> int:
+    return max(int(math.floor(eps * n)), 1)
+
+
+@njit(cache=True, inline="always")
+def record(t, arm, counts, checkpoints, ci, out, arms_out):
+    """Store the arm of round t and, at a checkpoint, the pull counts. Returns the next checkpoint index."""
+    if arms_out.size > 0:
+        arms_out[t - 1] = arm
+    if ci < checkpoints.size and t == checkpoints[ci]:
+        out[ci, :] = counts
+        ci += 1
+    return ci
+
+
+class RunningSums:
+    """Plain running sums of one arm's rewards, for the reference implementations.
+
+    ``c[n + 1] = X(0) + ... + X(n)`` and ``w[n + 1] = 0 X(0) + ... + n X(n)``, accumulated one reward
+    at a time like the kernels' tables, so that window sums round the same way on both sides.
+    """
+
+    def __init__(self, x0: float):
+        self.c = [0.0, float(x0)]
+        self.w = [0.0, 0.0 * float(x0)]
+
+    def add(self, n: int, x: float) -> None:
+        self.c.append(self.c[-1] + x)
+        self.w.append(self.w[-1] + x * n)
+
+    def total(self, a: int, b: int) -> float:
+        """sum_{l=a}^{b} X(l)."""
+        return self.c[b + 1] - self.c[a]
+
+    def weighted(self, a: int, b: int) -> float:
+        """sum_{l=a}^{b} l X(l)."""
+        return self.w[b + 1] - self.w[a]
+
+
+def empty_trace(T: int, K: int) -> np.ndarray:
+    return np.full((T, K), np.nan)

@@ -1,0 +1,64 @@
+"""What every rising-bandit policy provides, and the registry ``POLICIES``.
+
+A policy is a frozen dataclass of hyperparameters with:
+
+- ``name`` (display name, the key in ``POLICIES``) and ``uses_horizon`` (does it read T?);
+- ``run_kernel(obs, T, checkpoints, arms_out, stream_seed)``: the compiled simulation. It returns the
+  pull counts (len(checkpoints) x K, int64) after each checkpoint round and, when ``arms_out`` has
+  length T, writes the arm pulled at each round into it (0-based arms);
+- ``reference(X, T, stream_seed, trace=False)``: a plain per-step Python implementation that
+  follows the paper's formula line by line and returns the arm sequence (and, with ``trace``, the
+  index of every arm at every round: a T x K array, NaN where no index is computed).
+
+Kernel and reference receive the same reward table (``Observations``) and, for randomised
+policies, the same stream seed (``horizonbandits.rng``); tests check that they pick the same
+arms. Subclasses with a non-empty ``name`` register themselves in ``POLICIES`` when imported.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+POLICIES: dict[str, type] = {}
+
+
+@dataclass(frozen=True)
+class RisingPolicy:
+    name: ClassVar[str] = ""
+    uses_horizon: ClassVar[bool] = False
+    randomised: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("name"):
+            if cls.name in POLICIES and POLICIES[cls.name].__qualname__ != cls.__qualname__:
+                raise RuntimeError(f"two policies are named {cls.name!r}")
+            POLICIES[cls.name] = cls
+
+    def run_kernel(self, obs, T: int, checkpoints: np.ndarray, arms_out: np.ndarray, stream_seed: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def reference(self, X: np.ndarray, T: int, stream_seed: int = 0, trace: bool = False):
+        raise NotImplementedError
+
+    @property
+    def label(self) -> str:
+        """Display name with the non-default hyperparameters, e.g. 'CURE-UCB(eps=0.5)'."""
+        from dataclasses import fields
+        changed = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                   if f.default is not None and getattr(self, f.name) != f.default]
+        return self.name + (f"({', '.join(changed)})" if changed else "")
+
+
+def make_policy(name: str, **params) -> RisingPolicy:
+    """``POLICIES[name](**params)`` with a one-line error for an unknown name."""
+    if name not in POLICIES:
+        raise ValueError(f"policy={name!r} is not allowed: expected one of {', '.join(sorted(POLICIES))}")
+    return POLICIES[name](**params)
+
+
+def round_robin_arm(t: int, K: int) -> int:
+    """Arm pulled at initialisation round t (1-based): arms in index order, cyclically."""
+    return (t - 1) % K

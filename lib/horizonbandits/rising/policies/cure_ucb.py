@@ -1,0 +1,120 @@
+"""CURE-UCB: cumulative reward estimation UCB (Song et al. 2026, arXiv 2602.10727, section 4.1)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .base import RisingPolicy, round_robin_arm
+from ._common import (RunningSums, check_eps, check_init_pulls, check_sigma, empty_trace,
+                      py_window_size, record, window_size)
+
+
+@dataclass(frozen=True)
+class CureUCB(RisingPolicy):
+    """CURE-UCB, the horizon-aware index of section 4.1 (Algorithm 1).
+
+    At round t, with N = N_{i,t-1} pulls of arm i and window h_i = max(floor(eps N), 1), the index is
+
+        B_i(t) = (1/h) sum_{l=N-h+1}^{N} X_i(l)                                     (i) recent average
+               + (T-t+2)/2 * (1/h) sum_{l=N-h+1}^{N} (X_i(l) - X_i(l-h)) / h        (ii) future cumulative gain
+               + sigma * sqrt( 2 [3 (T-t+2)^2 + 8 h^2] log(t^3) / (4 h^3) )          (iii) exploration bonus
+
+    (log(t^3) is computed as 3 log t, kernel and reference alike.)
+
+    and the arm with the largest index is pulled.
+
+    Conventions (not fixed by the paper; parameters where they can matter):
+
+    - initialisation pulls the arms round-robin in index order until each has ``init_pulls`` pulls;
+    - with ``init_pulls=1`` (the deterministic setting of the proofs, eps = 0) the reward before the
+      first pull is X_i(0) := mu_i(0), needed by the lagged window when N = h = 1;
+    - ties go to the lowest arm index;
+    - ``eps`` must lie in [0, 1/2] (appendix K.1) so that the lagged window stays inside the data.
+    """
+
+    eps: float = 0.25
+    sigma: float = 0.01
+    init_pulls: int = 2
+
+    name = "CURE-UCB"
+    uses_horizon = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "eps", check_eps(self.eps))
+        object.__setattr__(self, "sigma", check_sigma(self.sigma))
+        object.__setattr__(self, "init_pulls", check_init_pulls(self.init_pulls))
+
+    def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
+        return _cure_kernel(obs.C, T, self.eps, self.sigma, self.init_pulls, checkpoints, arms_out)
+
+    def reference(self, X, T, stream_seed=0, trace=False):
+        K = X.shape[0]
+        sums = [RunningSums(X[i, 0]) for i in range(K)]
+        N = [0] * K
+        arms = np.empty(T, dtype=np.int64)
+        index_trace = empty_trace(T, K) if trace else None
+        for t in range(1, T + 1):
+            if t <= K * self.init_pulls:
+                arm = round_robin_arm(t, K)
+            else:
+                arm, best = 0, -math.inf
+                for i in range(K):
+                    h = py_window_size(self.eps, N[i])
+                    recent_sum = sums[i].total(N[i] - h + 1, N[i])
+                    lagged_sum = sums[i].total(N[i] - 2 * h + 1, N[i] - h)
+                    recent_average = recent_sum / h
+                    growth = (recent_sum - lagged_sum) / h / h  # (1/h) sum (X(l) - X(l-h)) / h
+                    future_gain = (T - t + 2) / 2 * growth
+                    bonus = self.sigma * math.sqrt(2 * (3 * (T - t + 2) ** 2 + 8 * h ** 2) * (3 * math.log(t)) / (4 * h ** 3))
+                    b = recent_average + future_gain + bonus
+                    if trace:
+                        index_trace[t - 1, i] = b
+                    if b > best:
+                        arm, best = i, b
+            N[arm] += 1
+            sums[arm].add(N[arm], X[arm, N[arm]])
+            arms[t - 1] = arm
+        return (arms, index_trace) if trace else arms
+
+
+@njit(cache=True)
+def _cure_kernel(C, T, eps, sigma, init_pulls, checkpoints, arms_out):
+    K = C.shape[0]
+    counts = np.zeros(K, dtype=np.int64)
+    out = np.zeros((checkpoints.size, K), dtype=np.int64)
+    # Per-arm statistics, recomputed only for the pulled arm: recent average, growth, window h.
+    recent = np.zeros(K)
+    growth = np.zeros(K)
+    hf = np.ones(K)
+    n_init = K * init_pulls
+    ci = 0
+    for t in range(1, T + 1):
+        if t <= n_init:
+            arm = (t - 1) % K
+        else:
+            rem = float(T - t + 2)
+            half_rem = rem / 2.0
+            three_rem_sq = 3.0 * (rem * rem)
+            log_t3 = 3.0 * math.log(t)  # log(t^3), written as 3 log t on both sides
+            arm = 0
+            best = -np.inf
+            for i in range(K):
+                h = hf[i]
+                bonus = sigma * math.sqrt(2.0 * (three_rem_sq + 8.0 * (h * h)) * log_t3 / (4.0 * (h * h * h)))
+                b = recent[i] + half_rem * growth[i] + bonus
+                if b > best:
+                    best = b
+                    arm = i
+        counts[arm] += 1
+        n = counts[arm]
+        h = window_size(eps, n)
+        recent_sum = C[arm, n + 1] - C[arm, n - h + 1]
+        lagged_sum = C[arm, n - h + 1] - C[arm, n - 2 * h + 1]
+        recent[arm] = recent_sum / h
+        growth[arm] = (recent_sum - lagged_sum) / h / h
+        hf[arm] = h
+        ci = record(t, arm, counts, checkpoints, ci, out, arms_out)
+    return out
