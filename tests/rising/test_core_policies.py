@@ -1,0 +1,102 @@
+"""CURE-UCB and R-ed-UCB: kernel equals reference, exact values of Proposition 5.3, dominance (Theorem 5.2)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import horizonbandits.rising as R
+from horizonbandits.testing import assert_kernel_matches_reference
+
+DETERMINISTIC = dict(eps=0.0, sigma=0.0, init_pulls=1)
+
+
+def random_rising(seed, K, T_max, concave=True):
+    """Nondecreasing (optionally concave) random curves with values in [0, 1]."""
+    rng = np.random.default_rng(seed)
+    inc = rng.exponential(size=(K, T_max)) * rng.uniform(0.2, 2.0, size=(K, 1))
+    if concave:
+        inc = -np.sort(-inc, axis=1)
+    curves = np.cumsum(inc, axis=1)
+    curves = curves / curves[:, -1:] * rng.uniform(0.3, 1.0, size=(K, 1))
+    start = rng.uniform(0, 0.3, size=(K, 1))
+    means = np.hstack([start, start + curves * (1 - start)])
+    return R.RisingInstance(means, noise=0.05)
+
+
+@pytest.mark.parametrize("policy", [
+    R.CureUCB(), R.RedUCB(), R.CureUCB(eps=0.5, sigma=0.1), R.RedUCB(eps=0.125, sigma=0.02, init_pulls=3),
+    R.CureUCB(**DETERMINISTIC), R.RedUCB(**DETERMINISTIC), R.RedUCB(delta_exponent=2.0),
+], ids=lambda p: p.label)
+@pytest.mark.parametrize("noise", [None, 0.0, "bernoulli"])
+def test_kernel_matches_reference(policy, noise):
+    for seed in range(3):
+        inst = random_rising(seed, K=2 + seed, T_max=1500)
+        assert_kernel_matches_reference(policy, inst, T=1500, n_seeds=2, seed=seed, noise=noise)
+
+
+def test_kernel_matches_reference_on_ltf_ties():
+    # Identical arms force exact ties every round: both sides must break them the same way.
+    inst = R.ltf([0.001, 0.001, 0.002], [0.5, 0.5, 0.4], T_max=800, noise=0.0)
+    for policy in (R.CureUCB(**DETERMINISTIC), R.RedUCB(**DETERMINISTIC), R.CureUCB(sigma=0.0)):
+        assert_kernel_matches_reference(policy, inst, T=800, n_seeds=1)
+
+
+def test_reference_trace_gives_the_chosen_arm():
+    inst = R.figure1(T_max=30_000)
+    obs = R.draw_observations(inst, 3000, seed=1)
+    arms, trace = R.CureUCB().reference(obs.X, 3000, trace=True)
+    ok = ~np.isnan(trace).any(axis=1)
+    assert ok.sum() == 3000 - 2 * inst.K
+    assert np.array_equal(np.argmax(trace[ok], axis=1), arms[ok])
+
+
+@given(seed=st.integers(0, 10_000), K=st.integers(2, 5), T=st.integers(5, 400),
+       concave=st.booleans(), which=st.sampled_from(["cure", "red"]))
+@settings(max_examples=60, deadline=None)
+def test_pseudo_regret_nonnegative_on_nondecreasing_curves(seed, K, T, concave, which):
+    inst = random_rising(seed, K, T, concave)
+    policy = R.CureUCB() if which == "cure" else R.RedUCB()
+    res = R.simulate(inst, policy, T, n_seeds=2, seed=seed)
+    assert np.all(res.regret >= -1e-9)
+    assert np.all(res.pulls.sum(axis=1) == T)
+
+
+@pytest.mark.parametrize("T,alpha", [(100, 0.3), (1000, 0.3), (1001, 0.25), (5000, 0.49), (4000, 0.1)])
+def test_prop53_two_arms_exact(T, alpha):
+    inst = R.prop53(T, alpha)
+    cure = R.simulate(inst, R.CureUCB(**DETERMINISTIC), T)
+    red = R.simulate(inst, R.RedUCB(**DETERMINISTIC), T)
+    assert cure.regret[0] == pytest.approx(0.5, abs=1e-9)
+    assert cure.pulls[0].tolist() == [1, T - 1]
+    assert red.regret[0] - cure.regret[0] >= alpha * T / 4 - 1.5 - 1e-9
+
+
+@pytest.mark.parametrize("K", [3, 4, 6])
+def test_prop53_dummy_arms_exact(K):
+    T, alpha = 2000, 0.3
+    inst = R.prop53(T, alpha, K=K)
+    cure = R.simulate(inst, R.CureUCB(**DETERMINISTIC), T)
+    red = R.simulate(inst, R.RedUCB(**DETERMINISTIC), T)
+    assert cure.regret[0] == pytest.approx(0.5 + 3 * (K - 2) / 4, abs=1e-9)
+    assert red.regret[0] - cure.regret[0] >= alpha * T / 4 - 1.5 - (K - 2) / 2 - 1e-9
+
+
+def test_dominance_on_integer_saturation_ltf():
+    cure, red = R.CureUCB(**DETERMINISTIC), R.RedUCB(**DETERMINISTIC)
+    checked = 0
+    for seed in range(60):
+        inst = R.ltf_random(np.random.default_rng(seed), T_ref=3000, noise=0.0)
+        for T in (30, 300, 1500, 3000):
+            rc = R.simulate(inst, cure, T).regret[0]
+            rr = R.simulate(inst, red, T).regret[0]
+            assert rc <= rr + 1e-9, (seed, T, rc, rr)
+            checked += 1
+    assert checked == 240
+
+
+def test_cure_adapts_to_the_horizon_on_figure1():
+    inst = R.figure1()
+    assert R.optimal_arm(inst, 10_000) == 0 and R.optimal_arm(inst, 30_000) == 1
+    short = R.simulate(inst, R.CureUCB(), 10_000, n_seeds=3)
+    long = R.simulate(inst, R.CureUCB(), 30_000, n_seeds=3)
+    assert np.all(short.pulls[:, 0] > short.pulls[:, 1])
+    assert np.all(long.pulls[:, 1] > long.pulls[:, 0])
