@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from numba import njit
@@ -31,6 +32,20 @@ def window_size(eps, n):
 
 def py_window_size(eps: float, n: int) -> int:
     return max(int(math.floor(eps * n)), 1)
+
+
+@njit(cache=True, inline="always")
+def argmax_first(values):
+    """Index of the largest value, the lowest index on ties; branch-free selects, since the winner
+    changes unpredictably from round to round and mispredicted branches cost more than the compares."""
+    arm = 0
+    best = values[0]
+    for i in range(1, values.size):
+        v = values[i]
+        better = v > best
+        best = v if better else best
+        arm = i if better else arm
+    return arm
 
 
 @njit(cache=True, inline="always")
@@ -66,6 +81,26 @@ class RunningSums:
     def weighted(self, a: int, b: int) -> float:
         """sum_{l=a}^{b} l X(l)."""
         return self.w[b + 1] - self.w[a]
+
+
+@njit(cache=True)
+def _log_table(T):
+    out = np.zeros(T + 1)
+    for t in range(1, T + 1):
+        out[t] = math.log(t)
+    return out
+
+
+@lru_cache(maxsize=8)
+def log_table(T: int) -> np.ndarray:
+    """log(t) for t = 0..T (entry 0 unused), computed with the same ``math.log`` as the references.
+
+    Kernels read log t from this table instead of calling log every round: the table is shared by
+    all seeds and policies of a horizon, which takes the call off the kernels' critical path.
+    """
+    table = _log_table(T)
+    table.setflags(write=False)
+    return table
 
 
 def empty_trace(T: int, K: int) -> np.ndarray:

@@ -8,8 +8,8 @@ import numpy as np
 from numba import njit
 
 from .base import RisingPolicy, round_robin_arm
-from ._common import (RunningSums, check_eps, check_init_pulls, check_sigma, empty_trace,
-                      py_window_size, record, window_size)
+from ._common import (RunningSums, check_eps, check_init_pulls, check_sigma, empty_trace, log_table,
+                      argmax_first, py_window_size, record, window_size)
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class CureUCB(RisingPolicy):
         object.__setattr__(self, "init_pulls", check_init_pulls(self.init_pulls))
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
-        return _cure_kernel(obs.C, T, self.eps, self.sigma, self.init_pulls, checkpoints, arms_out)
+        return _cure_kernel(obs.C, T, self.eps, self.sigma, self.init_pulls, log_table(T), checkpoints, arms_out)
 
     def reference(self, X, T, stream_seed=0, trace=False):
         K = X.shape[0]
@@ -66,7 +66,7 @@ class CureUCB(RisingPolicy):
                     recent_sum = sums[i].total(N[i] - h + 1, N[i])
                     lagged_sum = sums[i].total(N[i] - 2 * h + 1, N[i] - h)
                     recent_average = recent_sum / h
-                    growth = (recent_sum - lagged_sum) / h / h  # (1/h) sum (X(l) - X(l-h)) / h
+                    growth = (recent_sum - lagged_sum) / (h * h)  # (1/h) sum (X(l) - X(l-h)) / h
                     future_gain = (T - t + 2) / 2 * growth
                     bonus = self.sigma * math.sqrt(2 * (3 * (T - t + 2) ** 2 + 8 * h ** 2) * (3 * math.log(t)) / (4 * h ** 3))
                     b = recent_average + future_gain + bonus
@@ -81,14 +81,17 @@ class CureUCB(RisingPolicy):
 
 
 @njit(cache=True)
-def _cure_kernel(C, T, eps, sigma, init_pulls, checkpoints, arms_out):
+def _cure_kernel(C, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
     K = C.shape[0]
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
-    # Per-arm statistics, recomputed only for the pulled arm: recent average, growth, window h.
+    # Per-arm statistics, recomputed only for the pulled arm. 8 h^2 and 4 h^3 are exact integers in
+    # floating point, so precomputing them changes no rounding with respect to the reference.
     recent = np.zeros(K)
     growth = np.zeros(K)
-    hf = np.ones(K)
+    eight_h2 = np.full(K, 8.0)
+    four_h3 = np.full(K, 4.0)
+    index = np.empty(K)
     n_init = K * init_pulls
     ci = 0
     for t in range(1, T + 1):
@@ -98,23 +101,21 @@ def _cure_kernel(C, T, eps, sigma, init_pulls, checkpoints, arms_out):
             rem = float(T - t + 2)
             half_rem = rem / 2.0
             three_rem_sq = 3.0 * (rem * rem)
-            log_t3 = 3.0 * math.log(t)  # log(t^3), written as 3 log t on both sides
-            arm = 0
-            best = -np.inf
+            log_t3 = 3.0 * log_t[t]  # log(t^3), written as 3 log t on both sides
+            # Element-wise loop without a carried dependency: LLVM vectorises the sqrt and division.
             for i in range(K):
-                h = hf[i]
-                bonus = sigma * math.sqrt(2.0 * (three_rem_sq + 8.0 * (h * h)) * log_t3 / (4.0 * (h * h * h)))
-                b = recent[i] + half_rem * growth[i] + bonus
-                if b > best:
-                    best = b
-                    arm = i
+                bonus = sigma * math.sqrt(2.0 * (three_rem_sq + eight_h2[i]) * log_t3 / four_h3[i])
+                index[i] = recent[i] + half_rem * growth[i] + bonus
+            arm = argmax_first(index)
         counts[arm] += 1
         n = counts[arm]
         h = window_size(eps, n)
         recent_sum = C[arm, n + 1] - C[arm, n - h + 1]
         lagged_sum = C[arm, n - h + 1] - C[arm, n - 2 * h + 1]
-        recent[arm] = recent_sum / h
-        growth[arm] = (recent_sum - lagged_sum) / h / h
-        hf[arm] = h
+        hf = float(h)
+        recent[arm] = recent_sum / hf
+        growth[arm] = (recent_sum - lagged_sum) / (hf * hf)
+        eight_h2[arm] = 8.0 * (hf * hf)
+        four_h3[arm] = 4.0 * (hf * hf * hf)
         ci = record(t, arm, counts, checkpoints, ci, out, arms_out)
     return out

@@ -10,8 +10,8 @@ from numba import njit
 
 from ...errors import check_real
 from .base import RisingPolicy, round_robin_arm
-from ._common import (RunningSums, check_eps, check_init_pulls, check_sigma, empty_trace,
-                      py_window_size, record, window_size)
+from ._common import (RunningSums, check_eps, check_init_pulls, check_sigma, empty_trace, log_table,
+                      argmax_first, py_window_size, record, window_size)
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class RedUCB(RisingPolicy):
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
         return _red_kernel(obs.C, obs.W, T, self.eps, self.sigma, self.delta_exponent, self.init_pulls,
-                           checkpoints, arms_out)
+                           log_table(T), checkpoints, arms_out)
 
     def reference(self, X, T, stream_seed=0, trace=False):
         K = X.shape[0]
@@ -72,7 +72,7 @@ class RedUCB(RisingPolicy):
                     weighted_recent = t * recent_sum - sums[i].weighted(n - h + 1, n)
                     weighted_lagged = (t - h) * lagged_sum - sums[i].weighted(n - 2 * h + 1, n - h)
                     recent_average = recent_sum / h
-                    extrapolation = (weighted_recent - weighted_lagged) / h / h
+                    extrapolation = (weighted_recent - weighted_lagged) / (h * h)
                     bonus = self.sigma * (t - n + h - 1) * math.sqrt(10 * log_inv_delta / h ** 3)
                     b = recent_average + extrapolation + bonus
                     if trace:
@@ -86,7 +86,7 @@ class RedUCB(RisingPolicy):
 
 
 @njit(cache=True)
-def _red_kernel(C, W, T, eps, sigma, delta_exponent, init_pulls, checkpoints, arms_out):
+def _red_kernel(C, W, T, eps, sigma, delta_exponent, init_pulls, log_t, checkpoints, arms_out):
     K = C.shape[0]
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
@@ -95,7 +95,9 @@ def _red_kernel(C, W, T, eps, sigma, delta_exponent, init_pulls, checkpoints, ar
     recent_w = np.zeros(K)   # sum l X(l) over the window
     lagged_w = np.zeros(K)   # sum l X(l) over the lagged window
     hf = np.ones(K)
-    nf = np.zeros(K)
+    h3 = np.ones(K)          # h^3, exact in floating point
+    slack = np.zeros(K)      # h - 1 - N, so that t - N + h - 1 = t + slack (exact integers)
+    index = np.empty(K)
     n_init = K * init_pulls
     ci = 0
     for t in range(1, T + 1):
@@ -103,19 +105,16 @@ def _red_kernel(C, W, T, eps, sigma, delta_exponent, init_pulls, checkpoints, ar
             arm = (t - 1) % K
         else:
             tf = float(t)
-            log_inv_delta = delta_exponent * math.log(t)
-            arm = 0
-            best = -np.inf
-            for i in range(K):
+            log_inv_delta = delta_exponent * log_t[t]
+            ten_log = 10.0 * log_inv_delta
+            for i in range(K):  # no carried dependency: vectorised
                 h = hf[i]
                 weighted_recent = tf * recent_sum[i] - recent_w[i]
                 weighted_lagged = (tf - h) * lagged_sum[i] - lagged_w[i]
-                extrapolation = (weighted_recent - weighted_lagged) / h / h
-                bonus = sigma * (tf - nf[i] + h - 1.0) * math.sqrt(10.0 * log_inv_delta / (h * h * h))
-                b = recent_sum[i] / h + extrapolation + bonus
-                if b > best:
-                    best = b
-                    arm = i
+                extrapolation = (weighted_recent - weighted_lagged) / (h * h)
+                bonus = sigma * (tf + slack[i]) * math.sqrt(ten_log / h3[i])
+                index[i] = recent_sum[i] / h + extrapolation + bonus
+            arm = argmax_first(index)
         counts[arm] += 1
         n = counts[arm]
         h = window_size(eps, n)
@@ -124,6 +123,7 @@ def _red_kernel(C, W, T, eps, sigma, delta_exponent, init_pulls, checkpoints, ar
         recent_w[arm] = W[arm, n + 1] - W[arm, n - h + 1]
         lagged_w[arm] = W[arm, n - h + 1] - W[arm, n - 2 * h + 1]
         hf[arm] = h
-        nf[arm] = n
+        h3[arm] = float(h) * float(h) * float(h)
+        slack[arm] = float(h - 1 - n)
         ci = record(t, arm, counts, checkpoints, ci, out, arms_out)
     return out

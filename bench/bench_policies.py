@@ -1,0 +1,61 @@
+"""Nanoseconds per round and arm of every rising-bandit policy kernel (prints figures, asserts nothing).
+
+    .venv/bin/python bench/bench_policies.py [--K 5 15] [--T 100000] [--seeds 40] [--policies CURE-UCB R-ed-UCB]
+
+For each policy and K: the compiled kernel's median time per round and arm over the seeds (reward tables
+drawn beforehand, so this is the policy's own cost), the cost of drawing the reward table, and the
+plain-Python reference's time per round and arm on a shorter run, with the ratio.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import horizonbandits.rising as R
+
+
+def bench(policy, K: int, T: int, seeds: int, ref_T: int):
+    inst = R.ltf_random(np.random.default_rng(K), K=K, T_ref=T, noise=0.01)
+    t0 = time.perf_counter()
+    tables = [R.draw_observations(inst, T, seed=0, s=s) for s in range(seeds)]
+    for obs in tables:  # build the running sums outside the timed region
+        obs.C, obs.W
+    draw = (time.perf_counter() - t0) / (seeds * T * K) * 1e9
+    cps = np.array([T], dtype=np.int64)
+    none = np.empty(0, dtype=np.int64)
+    policy.run_kernel(tables[0], T, cps, none, 1)  # compile / load from cache
+    per_seed = []
+    for s, obs in enumerate(tables):
+        t0 = time.perf_counter()
+        policy.run_kernel(obs, T, cps, none, R.policy_stream_seed(0, s))
+        per_seed.append(time.perf_counter() - t0)
+    # The median over seeds is robust to other processes stealing the core for a moment.
+    kernel = float(np.median(per_seed)) / (T * K) * 1e9
+    t0 = time.perf_counter()
+    policy.reference(tables[0].X, ref_T, R.policy_stream_seed(0, 0))
+    reference = (time.perf_counter() - t0) / (ref_T * K) * 1e9
+    return kernel, draw, reference
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--K", type=int, nargs="+", default=[5, 15])
+    ap.add_argument("--T", type=int, default=100_000)
+    ap.add_argument("--seeds", type=int, default=40)
+    ap.add_argument("--ref-T", type=int, default=5_000, help="horizon of the timed reference run")
+    ap.add_argument("--policies", nargs="+", default=None)
+    args = ap.parse_args(argv)
+    names = args.policies or list(R.POLICIES)
+    print(f"T = {args.T:,}, {args.seeds} seeds, one core; ns per round and arm")
+    print(f"{'policy':<12} {'K':>3} {'kernel':>9} {'draw':>7} {'reference':>10} {'speed-up':>9}")
+    for name in names:
+        policy = R.POLICIES[name]()
+        for K in args.K:
+            kernel, draw, reference = bench(policy, K, args.T, args.seeds, min(args.ref_T, args.T))
+            print(f"{name:<12} {K:>3} {kernel:>9.2f} {draw:>7.2f} {reference:>10.0f} {reference / kernel:>8.0f}x")
+
+
+if __name__ == "__main__":
+    main()
