@@ -417,15 +417,15 @@ def _run_chunk(learners, X, y, runs, T, seed):
 
 
 def learning_curves(learners, X, y, n_runs: int, T: int | None = None, seed: int = 0,
-                    n_jobs: int = 1) -> pd.DataFrame:
+                    n_jobs: int = 1, backend: str = "loky") -> pd.DataFrame:
     """Expected prequential accuracy of each learner after each online update.
 
     ``learners``: learner objects or curve names (``"nn_2-2"``), a list or a dict. ``X`` (n x d)
     and ``y`` (labels 0/1). Each of the ``n_runs`` runs shuffles the n samples, takes the first T
     (all when None) and feeds them one at a time to every learner. Returns a DataFrame indexed by
     the update n = 1..T (name ``pull``) with one column per learner: the share of runs whose n-th
-    prediction was right, an estimate of mu(n). ``n_jobs`` > 1 splits the runs over processes
-    (joblib); the result is the same for any ``n_jobs``.
+    prediction was right, an estimate of mu(n). ``n_jobs`` > 1 splits the runs over joblib
+    workers (``backend``: "loky" processes by default); the result is the same for any ``n_jobs``.
     """
     learners = _as_learners(learners)
     X = np.ascontiguousarray(np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64))
@@ -447,7 +447,7 @@ def learning_curves(learners, X, y, n_runs: int, T: int | None = None, seed: int
     else:
         from joblib import Parallel, delayed
         chunks = [c for c in np.array_split(runs, n_jobs) if c.size]
-        parts = Parallel(n_jobs=n_jobs)(delayed(_run_chunk)(learners, X, y, c, T, seed) for c in chunks)
+        parts = Parallel(n_jobs=n_jobs, backend=backend)(delayed(_run_chunk)(learners, X, y, c, T, seed) for c in chunks)
         counts = np.sum(parts, axis=0)  # integer sums: exact whatever the split
     curves = counts / n_runs
     index = pd.RangeIndex(1, T + 1, name="pull")
