@@ -1,0 +1,123 @@
+"""SW-TS: sliding-window Thompson sampling with Beta posteriors (Trovo, Paladino, Restelli and Gatti,
+"Sliding-window Thompson sampling for non-stationary settings", JAIR 68, 2020), with the window
+Metelli et al. (ICML 2022) used as a rising-bandit baseline."""
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ...rng import PyStream, nb_beta, nb_uniform, new_state
+from .base import RisingPolicy
+from ._common import empty_trace, record
+from .sw_ucb import check_window
+
+
+@dataclass(frozen=True)
+class SWTS(RisingPolicy):
+    """SW-TS (Trovo et al. 2020, Algorithm 1): Beta(1, 1) priors updated with the last tau rounds only.
+
+    At round t, with S_i and F_i the numbers of successes and failures of arm i in the window of
+    rounds t - tau .. t - 1 (s >= 1), draw theta_i ~ Beta(S_i + 1, F_i + 1) for every arm and pull
+    the arm with the largest theta_i (lowest index on ties). There is no separate initialisation: an
+    arm with no pull in the window samples from the uniform prior.
+
+    Bernoulli trick (Agrawal and Goyal 2012) for non-binary rewards: the observed reward x is
+    clipped to [0, 1] and the posterior is updated with y = 1{u < clip(x)}, u uniform, a Bernoulli
+    draw whose mean is the clipped reward. With Bernoulli rewards y = x. The window then slides over
+    these binary outcomes.
+
+    Randomness, all from the policy's stream (``horizonbandits.rng``), in this order each round:
+    theta_0 .. theta_{K-1} (``beta``), then u for the Bernoulli trick (``uniform``; drawn even when
+    the reward is already 0 or 1, so the stream's use does not depend on the rewards' type).
+
+    ``tau`` = None means ceil(sqrt(T)) (Metelli et al. 2022: T^(1 - beta) with beta = 1/2), so the
+    policy reads T and ``uses_horizon`` is True.
+
+    Implementation: a ring buffer of (arm, outcome) over the last tau rounds keeps S_i and F_i in
+    O(1) per round; the leaving outcome is subtracted from the arm pulled in that round. Counts are
+    integers, so kernel and reference (which recounts the window every round) agree exactly.
+    """
+
+    tau: int | None = None
+
+    name = "SW-TS"
+    uses_horizon = True
+    randomised = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "tau", check_window("tau", self.tau))
+
+    def window(self, T: int) -> int:
+        """tau used for horizon T: the given one, or ceil(sqrt(T))."""
+        return self.tau if self.tau is not None else math.isqrt(T - 1) + 1  # ceil(sqrt(T)), exact
+
+    def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
+        return _sw_ts_kernel(obs.X, T, self.window(T), checkpoints, arms_out, new_state(stream_seed))
+
+    def reference(self, X, T, stream_seed=0, trace=False):
+        """Plain loop; ``trace`` holds each arm's posterior draw theta_i."""
+        K = X.shape[0]
+        tau = self.window(T)
+        stream = PyStream(stream_seed)
+        N = [0] * K
+        recent = deque(maxlen=tau)  # (arm, outcome) of the last tau rounds: t - tau .. t - 1
+        arms = np.empty(T, dtype=np.int64)
+        index_trace = empty_trace(T, K) if trace else None
+        for t in range(1, T + 1):
+            arm, best = 0, -math.inf
+            for i in range(K):
+                successes = sum(y for a, y in recent if a == i)
+                failures = sum(1 - y for a, y in recent if a == i)
+                theta = stream.beta(float(successes + 1), float(failures + 1))
+                if trace:
+                    index_trace[t - 1, i] = theta
+                if theta > best:
+                    arm, best = i, theta
+            N[arm] += 1
+            reward = min(max(X[arm, N[arm]], 0.0), 1.0)
+            outcome = 1 if stream.uniform() < reward else 0  # Bernoulli trick
+            recent.append((arm, outcome))
+            arms[t - 1] = arm
+        return (arms, index_trace) if trace else arms
+
+
+@njit(cache=True)
+def _sw_ts_kernel(X, T, tau, checkpoints, arms_out, state):
+    K = X.shape[0]
+    counts = np.zeros(K, dtype=np.int64)
+    S = np.zeros(K, dtype=np.int64)  # successes in the window
+    F = np.zeros(K, dtype=np.int64)  # failures in the window
+    size = min(tau, T)
+    ring_arm = np.zeros(size, dtype=np.int64)
+    ring_y = np.zeros(size, dtype=np.int64)
+    out = np.zeros((checkpoints.size, K), dtype=np.int64)
+    pos = 0
+    ci = 0
+    for t in range(1, T + 1):
+        arm = 0
+        best = -np.inf
+        for i in range(K):
+            theta = nb_beta(state, float(S[i] + 1), float(F[i] + 1))
+            if theta > best:
+                best = theta
+                arm = i
+        counts[arm] += 1
+        reward = min(max(X[arm, counts[arm]], 0.0), 1.0)
+        y = 1 if nb_uniform(state) < reward else 0
+        if t > tau:  # round t - tau leaves: its outcome goes back to the arm pulled then
+            old = ring_arm[pos]
+            S[old] -= ring_y[pos]
+            F[old] -= 1 - ring_y[pos]
+        ring_arm[pos] = arm
+        ring_y[pos] = y
+        S[arm] += y
+        F[arm] += 1 - y
+        pos += 1
+        if pos == size:
+            pos = 0
+        ci = record(t, arm, counts, checkpoints, ci, out, arms_out)
+    return out

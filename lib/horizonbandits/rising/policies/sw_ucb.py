@@ -1,0 +1,177 @@
+"""SW-UCB: sliding-window UCB (Garivier and Moulines, "On upper-confidence bound policies for switching
+bandit problems", ALT 2011, arXiv 0805.3415), with the defaults Metelli et al. (ICML 2022) used as a
+rising-bandit baseline. Also holds the sliding-window bookkeeping shared by SW-KL-UCB and SW-TS."""
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ...errors import check_int, check_real
+from .base import RisingPolicy, round_robin_arm
+from ._common import RunningSums, empty_trace, record
+
+
+# --- the window of the last tau rounds (shared by the sliding-window policies) -------------------
+
+@njit(cache=True, inline="always")
+def slide_window(ring, pos, m, arm, t, tau):
+    """Move the window of the last ``tau`` rounds past round t, in which ``arm`` was pulled.
+
+    ``ring`` (length min(tau, T)) holds the arms of the rounds in the window, ``pos`` is the slot of
+    round t, which still holds the arm of round t - tau. That arm - the one pulled *then*, not the
+    one pulled now - loses one count in ``m`` (per-arm pulls inside the window); ``arm`` gains one.
+    Returns the next slot and the arm that left the window (-1 if none). O(1) per round.
+    """
+    left = -1
+    if t > tau:
+        left = ring[pos]
+        m[left] -= 1
+    ring[pos] = arm
+    m[arm] += 1
+    pos += 1
+    if pos == ring.size:
+        pos = 0
+    return pos, left
+
+
+def check_window(name: str, value):
+    return None if value is None else check_int(name, value, 1)
+
+
+# --- SW-UCB ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SWUCB(RisingPolicy):
+    """SW-UCB, the sliding-window UCB of Garivier and Moulines (2011), section 4 (algorithm SW-UCB).
+
+    Rounds t = 1..K pull each arm once in index order. At a later round t, with the window made of
+    the tau rounds s = t - tau .. t - 1 (s >= 1), N_i the number of those rounds in which arm i was
+    pulled and Xbar_i the average of the rewards it gave in them, the index is
+
+        B_i(t) = Xbar_i + c_i,    c_i = B * sqrt( xi * log(min(t, tau)) / N_i )
+
+    and the arm with the largest index is pulled (the notation follows the statement of SW-UCB in
+    Lattimore and Szepesvari, "Bandit Algorithms", 2020, notes of chapter 31). An arm with no pull
+    in the window (N_i = 0) has an infinite padding c_i, hence an infinite index: it is pulled
+    first. Ties go to the lowest arm index.
+
+    Parameters (defaults of Metelli et al. 2022, who took them from Garivier and Moulines'
+    simulations): ``xi`` = 0.6; ``tau`` = None, meaning floor(4 sqrt(T log T)) (at least 1), or a
+    fixed window; ``B`` = 1, the bound on the rewards (the paper assumes rewards in [0, B]); it
+    only scales the padding, rewards are used as observed, not clipped.
+
+    The policy reads T through its default window, so ``uses_horizon`` is True (with an explicit
+    ``tau`` it would not).
+
+    Implementation: the window counts N_i are kept O(1) per round with a ring buffer of the arms of
+    the last tau rounds (the leaving round's count is taken from the arm pulled in that round). The
+    rewards of arm i inside the window are its N_i most recent pulls (rested rewards are indexed by
+    pull number), so their sum is a difference of the arm's running reward sums; the reference
+    computes it the same way (and the window counts afresh from the arm history), so both round
+    identically. Only the indices whose inputs changed are recomputed once min(t, tau) stops moving.
+    """
+
+    xi: float = 0.6
+    tau: int | None = None
+    B: float = 1.0
+
+    name = "SW-UCB"
+    uses_horizon = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "xi", check_real("xi", self.xi, 0.0, lo_open=True))
+        object.__setattr__(self, "tau", check_window("tau", self.tau))
+        object.__setattr__(self, "B", check_real("B", self.B, 0.0, lo_open=True))
+
+    def window(self, T: int) -> int:
+        """tau used for horizon T: the given one, or floor(4 sqrt(T log T)) (at least 1)."""
+        if self.tau is not None:
+            return self.tau
+        return max(int(math.floor(4.0 * math.sqrt(T * math.log(T)))), 1)
+
+    def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
+        return _sw_ucb_kernel(obs.C, T, self.window(T), self.xi, self.B, checkpoints, arms_out)
+
+    def reference(self, X, T, stream_seed=0, trace=False):
+        """Plain loop; ``trace`` holds each index (inf for an arm absent from the window, NaN while
+        initialising)."""
+        K = X.shape[0]
+        tau = self.window(T)
+        sums = [RunningSums(X[i, 0]) for i in range(K)]
+        N = [0] * K
+        recent = deque(maxlen=tau)  # arms of the last tau rounds: t - tau .. t - 1
+        arms = np.empty(T, dtype=np.int64)
+        index_trace = empty_trace(T, K) if trace else None
+        for t in range(1, T + 1):
+            if t <= K:
+                arm = round_robin_arm(t, K)
+            else:
+                arm, best = 0, -math.inf
+                for i in range(K):
+                    m = recent.count(i)
+                    if m == 0:
+                        b = math.inf
+                    else:
+                        mean = sums[i].total(N[i] - m + 1, N[i]) / m  # the arm's m latest pulls
+                        b = mean + self.B * math.sqrt(self.xi * math.log(min(t, tau)) / m)
+                    if trace:
+                        index_trace[t - 1, i] = b
+                    if b > best:
+                        arm, best = i, b
+            N[arm] += 1
+            sums[arm].add(N[arm], X[arm, N[arm]])
+            recent.append(arm)  # the round t - tau falls out of the window
+            arms[t - 1] = arm
+        return (arms, index_trace) if trace else arms
+
+
+@njit(cache=True, inline="always")
+def _sw_ucb_index(C, i, n, m, B, xi_log):
+    if m == 0:
+        return np.inf
+    mean = (C[i, n + 1] - C[i, n - m + 1]) / m
+    return mean + B * math.sqrt(xi_log / m)
+
+
+@njit(cache=True)
+def _sw_ucb_kernel(C, T, tau, xi, B, checkpoints, arms_out):
+    K = C.shape[0]
+    counts = np.zeros(K, dtype=np.int64)
+    m = np.zeros(K, dtype=np.int64)
+    index = np.full(K, np.inf)
+    ring = np.zeros(min(tau, T), dtype=np.int64)
+    out = np.zeros((checkpoints.size, K), dtype=np.int64)
+    pos = 0
+    pulled = -1
+    left = -1
+    xi_log = 0.0
+    ci = 0
+    for t in range(1, T + 1):
+        if t <= K:
+            arm = t - 1
+        else:
+            if t <= tau or t == K + 1:
+                # log(min(t, tau)) still moves (or first index round): every index is stale.
+                xi_log = xi * math.log(min(t, tau))
+                for i in range(K):
+                    index[i] = _sw_ucb_index(C, i, counts[i], m[i], B, xi_log)
+            else:
+                # Only the arm pulled last round and the arm that left the window changed.
+                index[pulled] = _sw_ucb_index(C, pulled, counts[pulled], m[pulled], B, xi_log)
+                if left >= 0 and left != pulled:
+                    index[left] = _sw_ucb_index(C, left, counts[left], m[left], B, xi_log)
+            arm = 0
+            best = index[0]
+            for i in range(1, K):
+                if index[i] > best:
+                    best = index[i]
+                    arm = i
+        counts[arm] += 1
+        pos, left = slide_window(ring, pos, m, arm, t, tau)
+        pulled = arm
+        ci = record(t, arm, counts, checkpoints, ci, out, arms_out)
+    return out
