@@ -102,3 +102,13 @@ def test_draws_are_centred_on_the_window_mean_with_the_posterior_spread():
     z = np.asarray(z)
     # Standardised by the window mean and 1/sqrt(gamma h), the draws are standard normal.
     assert abs(z.mean()) < 0.05 and abs(z.std() - 1.0) < 0.05
+
+
+def test_pull_counts_at_every_checkpoint_match_the_arm_sequence():
+    inst = R.ltf_random(np.random.default_rng(8), K=3, T_ref=T)
+    obs = R.draw_observations(inst, T, 0, 0)
+    checkpoints = np.array([1, 2, 3, 50, 1234, T - 1, T], dtype=np.int64)
+    arms = np.empty(T, dtype=np.int64)
+    out = ETSWGTS(window=10, explore=5).run_kernel(obs, T, checkpoints, arms, 9)
+    for row, c in zip(out, checkpoints):
+        assert row.tolist() == np.bincount(arms[:c], minlength=3).tolist()

@@ -130,3 +130,13 @@ def test_round_robin_order_comes_from_the_policy_stream():
     b = Ser4().reference(obs.X, 200, stream_seed=2)
     assert not np.array_equal(a, b)
     assert sorted(a[:4]) == [0, 1, 2, 3] and sorted(b[:4]) == [0, 1, 2, 3]
+
+
+def test_pull_counts_at_every_checkpoint_match_the_arm_sequence():
+    inst = constant_arms([0.9, 0.1, 0.5], noise=0.1)
+    obs = R.draw_observations(inst, T, 0, 0)
+    checkpoints = np.array([1, 2, 3, 50, 1234, T - 1, T], dtype=np.int64)
+    arms = np.empty(T, dtype=np.int64)
+    out = Ser4(delta=0.5, eps=0.0, phi=0.01).run_kernel(obs, T, checkpoints, arms, 9)
+    for row, c in zip(out, checkpoints):
+        assert row.tolist() == np.bincount(arms[:c], minlength=3).tolist()
