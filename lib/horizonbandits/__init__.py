@@ -2,5 +2,16 @@
 
 Subpackages: ``horizonbandits.rising`` (rising rested bandits, CURE-UCB paper) and
 ``horizonbandits.commit`` (experimentation then commitment under a reward shift, RAEC paper).
+``import horizonbandits as hb`` then ``hb.rising``, ``hb.commit``, ``hb.plotting``... (loaded on first use).
 """
+import importlib
+
 __version__ = "0.1.0"
+
+_SUBMODULES = ("rising", "commit", "plotting", "experiments", "testing", "outputs", "errors", "rng", "workbook")
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'horizonbandits' has no attribute {name!r}")

@@ -183,10 +183,10 @@ def figure1(T_max: int = 50_000, noise: float | str = 0.01) -> RisingInstance:
 
     Our own pair of concave exponential curves in the spirit of Figure 1 (the paper does not give
     its curves): early peaker mu(n) = 0.3 + 0.3 (1 - exp(-n / 1500)), late bloomer
-    mu(n) = 0.1 + 0.85 (1 - exp(-n / 8000)). The early peaker has the larger cumulative reward up to
-    roughly T = 14,000 and the late bloomer after.
+    mu(n) = 0.1 + 0.85 (1 - exp(-n / 8000)). The early peaker has the larger cumulative reward for
+    T <= 15,257 and the late bloomer from T = 15,258 on (``switch_points`` finds it).
     """
-    T_max = check_int("T_max", T_max, 30_000)
+    T_max = check_int("T_max", T_max, 2)
     n = np.arange(T_max + 1, dtype=float)
     early = 0.3 + 0.3 * (1.0 - np.exp(-n / 1500.0))
     late = 0.1 + 0.85 * (1.0 - np.exp(-n / 8000.0))

@@ -60,3 +60,43 @@ def regret_curve(inst: RisingInstance, arms, T: int | None = None) -> np.ndarray
         gained = np.cumsum(inst.means[seq, counts])
         out[s] = inst.prefix[best, t] - gained
     return out[0] if squeeze else out
+
+
+def allocations(T: int, K: int):
+    """Every way to split T pulls among K arms (compositions of T into K nonnegative parts)."""
+    if K == 1:
+        yield (T,)
+        return
+    for first in range(T + 1):
+        for rest in allocations(T - first, K - 1):
+            yield (first,) + rest
+
+
+def exhaustive_best_allocation(inst: RisingInstance, T: int, limit: int = 2_000_000):
+    """The best pull allocation by brute force over all of them (small instances only).
+
+    In a rested bandit the value of a policy depends only on how many times it pulled each arm, so
+    the best of all policies is the best allocation (N_1, ..., N_K) with sum T. Returns
+    (value, allocation). Proposition 3.2 says that on nondecreasing curves the best allocation
+    puts all T pulls on one arm.
+    """
+    from math import comb
+    T = inst.check_horizon(T)
+    count = comb(T + inst.K - 1, inst.K - 1)
+    if count > limit:
+        raise ValueError(f"T={T} is not allowed with K={inst.K}: {count:,} allocations exceed limit={limit:,}")
+    best_value, best_alloc = -np.inf, None
+    arms = np.arange(inst.K)
+    for alloc in allocations(T, inst.K):
+        value = float(inst.prefix[arms, list(alloc)].sum())
+        if value > best_value + 1e-12:
+            best_value, best_alloc = value, alloc
+    return best_value, np.array(best_alloc)
+
+
+def switch_points(inst: RisingInstance, T_max: int | None = None) -> list[tuple[int, int, int]]:
+    """Horizons T at which the optimal arm i*(T) changes: (T, arm before, arm after)."""
+    T_max = inst.T_max if T_max is None else inst.check_horizon(T_max, "T_max")
+    best = np.argmax(inst.prefix[:, 1:T_max + 1], axis=0)
+    change = np.flatnonzero(np.diff(best)) + 1
+    return [(int(c) + 1, int(best[c - 1]), int(best[c])) for c in change]
