@@ -1,0 +1,166 @@
+"""The ``hb`` command: list, run and copy the workbook's notebooks, and fetch data.
+
+    hb list                                   notebooks and their one-line descriptions
+    hb run --profile smoke [--only NAME ...]  execute notebooks into outputs/<profile>/
+    hb new NAME --from NOTEBOOK               start a notebook from an existing one
+    hb data fetch-imdb [--dest DIR]           download the IMDB learning curves
+
+User mistakes (unknown profile or notebook, bad parameter files, bad names) print one line
+``hb: error: ...`` and exit with status 2; a failed notebook makes ``hb run`` exit with status 1.
+"""
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import sys
+from pathlib import Path
+
+from . import workbook as wbk
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line (no usage block)."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="hb",
+        description="Run the horizonbandits workbook: notebooks/*.ipynb executed with papermill, "
+                    "parameters from params/<profile>/<name>.yaml, results in outputs/<profile>/.",
+        epilog="Examples:  hb list  |  hb run --profile smoke  |  hb run --profile default --only "
+               "horizon_dependence  |  hb new my_family --from new_instance_family",
+    )
+    parser.add_argument("--root", metavar="DIR",
+                        help="workbook folder holding notebooks/ and params/ (default: $HB_ROOT, else the "
+                             "nearest such folder above the current one, else this repository)")
+    parser.add_argument("--outputs", metavar="DIR",
+                        help="where the profile folders are written (default: $HB_OUTPUTS, else ROOT/outputs)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sub.add_parser("list", help="list the notebooks with their one-line descriptions",
+                   description="List every notebooks/*.ipynb with the first line of its description.")
+
+    run = sub.add_parser(
+        "run", help="execute notebooks with papermill into outputs/<profile>/",
+        description="Check every params/<profile>/<name>.yaml against its notebook's parameters cell, "
+                    "then execute the notebooks with papermill into outputs/<profile>/ (executed "
+                    "notebooks, html/, figures/, tables/, manifest.json, index.html). Exit status 1 if "
+                    "a notebook failed, 2 if nothing ran because of a user mistake.")
+    run.add_argument("--profile", default="default", choices=wbk.PROFILES,
+                     help="parameter set: smoke (seconds, for tests), default (minutes), paper (full "
+                          "scale); default: %(default)s")
+    run.add_argument("--only", nargs="+", metavar="NAME", help="run only these notebooks (see hb list)")
+    run.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                     help="notebooks executed in parallel processes (default 1; results are identical)")
+    run.add_argument("--check", action="store_true",
+                     help="only validate the parameter files and show what would run")
+
+    new = sub.add_parser(
+        "new", help="copy a notebook under a new name, with its parameter files",
+        description="Copy notebooks/NOTEBOOK.ipynb to notebooks/NAME.ipynb (outputs stripped, title "
+                    "replaced, figure-name prefixes renamed) and params/*/NOTEBOOK.yaml to NAME.yaml. "
+                    "Never overwrites.")
+    new.add_argument("name", metavar="NAME", help="new notebook name: lowercase letters, digits, underscores")
+    new.add_argument("--from", dest="source", required=True, metavar="NOTEBOOK", help="notebook to copy")
+    new.add_argument("--title", help="title of the new notebook (default: from NAME)")
+
+    data = sub.add_parser("data", help="fetch the data sets some notebooks use",
+                          description="Download data sets that are not part of the repository.")
+    data_sub = data.add_subparsers(dest="data_command", metavar="DATASET")
+    imdb = data_sub.add_parser("fetch-imdb", help="download the IMDB learning curves",
+                               description="Download the IMDB learning curves used by the real-data "
+                                           "notebooks (needs network access).")
+    imdb.add_argument("--dest", metavar="DIR", help="target folder (default: chosen by horizonbandits.rising.imdb)")
+    return parser
+
+
+def _cmd_list(wb: wbk.Workbook, args) -> int:
+    infos = wb.notebooks()
+    if not infos:
+        print(f"no notebooks in {wb.notebooks_dir}")
+        return 0
+    width = max(len(i.name) for i in infos)
+    for info in infos:
+        print(f"{info.name:<{width}}  {info.description or '(no description)'}")
+    return 0
+
+
+def _cmd_run(wb: wbk.Workbook, args, argv) -> int:
+    if args.jobs < 1:
+        raise wbk.WorkbookError(f"--jobs={args.jobs} is not allowed: expected an integer >= 1")
+    if args.check:
+        plans = wbk.plan_run(wb, args.profile, wb.select(args.only))
+        for plan in plans:
+            source = plan.params_file or "no parameter file (defaults)"
+            print(f"{plan.name}: {source}; overrides {plan.overrides}")
+        print(f"{args.profile}: {len(plans)} notebook(s) valid")
+        return 0
+    return wbk.run(wb, args.profile, only=args.only, jobs=args.jobs, argv=["hb", *argv])
+
+
+def _cmd_new(wb: wbk.Workbook, args) -> int:
+    written = wbk.new_notebook(wb, args.name, args.source, title=args.title)
+    for path in written:
+        print(f"created {wb.rel(path)}")
+    print(f"'{args.name}' is registered: hb list shows it; run it with hb run --profile smoke --only {args.name}")
+    return 0
+
+
+def _cmd_fetch_imdb(wb: wbk.Workbook, args) -> int:
+    try:
+        from .rising.imdb import fetch_imdb
+    except ImportError as exc:
+        raise wbk.WorkbookError(f"the IMDB loader is not available ({exc})") from None
+    first = next(iter(inspect.signature(fetch_imdb).parameters.values()), None)
+    try:
+        if args.dest is None and first is not None and first.default is not inspect.Parameter.empty:
+            result = fetch_imdb()
+        else:
+            dest = args.dest or os.environ.get("HB_DATA_DIR") or str(wb.root.parent / "shared" / "data")
+            result = fetch_imdb(Path(dest).expanduser())
+    except (OSError, ValueError) as exc:  # no network, unwritable folder, bad download
+        raise wbk.WorkbookError(f"fetch-imdb failed: {type(exc).__name__}: {' '.join(str(exc).split())}") from None
+    if result is not None:
+        print(f"IMDB learning curves in {result}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    if args.command == "data" and args.data_command is None:
+        parser.error("hb data needs a data set, e.g. hb data fetch-imdb")
+    try:
+        wb = wbk.Workbook.locate(args.root, args.outputs)
+        if args.command == "list":
+            return _cmd_list(wb, args)
+        if args.command == "run":
+            return _cmd_run(wb, args, argv)
+        if args.command == "new":
+            return _cmd_new(wb, args)
+        return _cmd_fetch_imdb(wb, args)
+    except wbk.ValidationError as exc:
+        for problem in exc.problems:  # one line each; nothing has run
+            print(f"hb: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    except wbk.WorkbookError as exc:
+        print(f"hb: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("hb: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""Every committed notebook follows the workbook's conventions and runs with the smoke profile.
+
+(a) stripped outputs, one `parameters` cell holding `output_dir`, kernelspec python3;
+(b) params/{smoke,default,paper}/<name>.yaml exist and validate against the parameters cell;
+(c) `hb run --profile smoke` over all notebooks (once per session, into a temporary outputs
+    root) succeeds for each notebook, which writes at least one figure; manifest and index exist.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from horizonbandits import workbook as wbk
+
+REPO = Path(__file__).resolve().parents[2]
+WORKBOOK = wbk.Workbook(REPO, REPO / "outputs")
+NAMES = WORKBOOK.names()
+
+# One test per notebook, so a failure names it; with no notebooks, one explicit skip.
+per_notebook = pytest.mark.parametrize(
+    "name", NAMES or [pytest.param(None, marks=pytest.mark.skip(reason="no notebooks in notebooks/ yet"))])
+
+
+def load(name: str):
+    return nbformat.read(WORKBOOK.notebook_path(name), as_version=4)
+
+
+def test_notebooks_are_discovered():
+    on_disk = sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb"))
+    assert NAMES == on_disk
+
+
+@per_notebook
+def test_committed_without_outputs(name):
+    dirty = [i for i, cell in enumerate(load(name).cells)
+             if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None)]
+    assert dirty == [], f"{name}: cells {dirty} carry outputs or execution counts; strip them before committing"
+
+
+@per_notebook
+def test_kernelspec_and_title(name):
+    nb = load(name)
+    assert nb.metadata.get("kernelspec", {}).get("name") == "python3", f"{name}: kernelspec must be python3"
+    first = nb.cells[0]
+    assert first.cell_type == "markdown" and first.source.startswith("# "), \
+        f"{name}: the first cell must be markdown starting with '# <Title>'"
+    assert wbk.title_and_description(nb, name)[1], f"{name}: no one-line description after the title"
+
+
+@per_notebook
+def test_one_parameters_cell_with_output_dir(name):
+    nb = load(name)
+    assert len(wbk.parameters_cells(nb)) == 1, f"{name}: expected exactly one cell tagged 'parameters'"
+    defaults = wbk.parameters_of(nb, f"notebooks/{name}.ipynb")  # literals only, or it raises
+    assert defaults.get("output_dir") == "", f"{name}: the parameters cell needs output_dir = \"\""
+
+
+@per_notebook
+@pytest.mark.parametrize("profile", wbk.PROFILES)
+def test_params_files_exist_and_validate(name, profile):
+    path = WORKBOOK.params_path(profile, name)
+    assert path.is_file(), f"missing {WORKBOOK.rel(path)} (write {{}} for no overrides)"
+    defaults = wbk.parameters_of(load(name), f"notebooks/{name}.ipynb")
+    _, problems = wbk.check_overrides(wbk.load_overrides(path, WORKBOOK.rel(path)), defaults, WORKBOOK.rel(path))
+    assert problems == []
+
+
+def failure_report(stdout: str, name: str) -> str:
+    """The lines `hb run` printed about ``name``: its error line and the indented tail after it."""
+    lines, block = stdout.splitlines(), []
+    for i, line in enumerate(lines):
+        if line.startswith(f"{name}:"):
+            block = [line, *itertools.takewhile(lambda ln: ln.startswith("    "), lines[i + 1:])]
+            break
+    return "\n".join(block) or stdout[-2000:]
+
+
+@pytest.fixture(scope="session")
+def smoke_outputs(tmp_path_factory, hb_subprocess):
+    """One `hb run --profile smoke` over every notebook of the repository, written to a temporary
+    outputs root so the real outputs/ is never touched."""
+    if not NAMES:
+        pytest.skip("no notebooks in notebooks/ yet")
+    out = tmp_path_factory.mktemp("smoke_outputs")
+    proc = hb_subprocess("--root", REPO, "--outputs", out, "run", "--profile", "smoke", "--jobs", "2")
+    profile_dir = out / "smoke"
+    manifest_path = profile_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    return proc, profile_dir, manifest
+
+
+def test_smoke_run_writes_manifest_and_index(smoke_outputs):
+    proc, profile_dir, manifest = smoke_outputs
+    assert (profile_dir / "manifest.json").is_file(), proc.stdout + proc.stderr
+    assert manifest["profile"] == "smoke" and sorted(manifest["notebooks"]) == NAMES
+    page = (profile_dir / "index.html").read_text()
+    for name in NAMES:
+        assert f'id="{name}"' in page
+
+
+@per_notebook
+def test_smoke_run_succeeds(smoke_outputs, name):
+    proc, profile_dir, manifest = smoke_outputs
+    entry = manifest.get("notebooks", {}).get(name, {})
+    assert entry.get("status") == "ok", f"{name} failed in the smoke run:\n" + failure_report(proc.stdout, name)
+    assert (profile_dir / "notebooks" / f"{name}.ipynb").is_file()
+    assert (profile_dir / "html" / f"{name}.html").is_file()
+    assert entry["figures"], f"{name} wrote no figure named {name}_*.png into figures/"
+    for figure in entry["figures"]:
+        assert (profile_dir / figure).stat().st_size > 0

@@ -1,0 +1,271 @@
+"""Unit tests of horizonbandits.workbook: parsing, validation, reports and `hb new` (no kernels)."""
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from horizonbandits import workbook as wbk
+
+
+def make_nb(params_source: str, intro: str = "# A title\n\nOne sentence.\n\nMore.", extra=()):
+    cells = [new_markdown_cell(intro), new_code_cell(params_source, metadata={"tags": ["parameters"]}), *extra]
+    return new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                              "language": "python"}})
+
+
+# ----------------------------------------------------------------------------- parameters cell
+
+def test_parameters_cell_parsed_as_literals():
+    nb = make_nb('T = 1000\neps = 0.25\nname: str = "x"\nflags = [True, False]\nopts = {"a": (1, -2.5)}\n'
+                 'seed = None\noutput_dir = ""  # set by hb run')
+    assert wbk.parameters_of(nb, "nb.ipynb") == {"T": 1000, "eps": 0.25, "name": "x", "flags": [True, False],
+                                                 "opts": {"a": (1, -2.5)}, "seed": None, "output_dir": ""}
+
+
+@pytest.mark.parametrize("source, fragment", [
+    ("import numpy as np\nT = 3", "line 1: only `name = literal`"),
+    ("T = 3\nT += 1", "line 2: only `name = literal`"),
+    ("a = b = 1", "line 1: only `name = literal`"),
+    ("T = int('3')", "line 1: the value of 'T' is not a plain literal"),
+    ("T = 3 *", "line 1"),
+])
+def test_parameters_cell_refuses_code(source, fragment):
+    with pytest.raises(wbk.WorkbookError) as err:
+        wbk.parameters_of(make_nb(source), "notebooks/x.ipynb")
+    message = str(err.value)
+    assert message.startswith("notebooks/x.ipynb: parameters cell") and fragment in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("n_cells", [0, 2])
+def test_exactly_one_parameters_cell(n_cells):
+    nb = make_nb("a = 1")
+    nb.cells[1].metadata["tags"] = []
+    for _ in range(n_cells):
+        nb.cells.append(new_code_cell("b = 2", metadata={"tags": ["parameters"]}))
+    with pytest.raises(wbk.WorkbookError, match=f"exactly one code cell tagged 'parameters', found {n_cells}"):
+        wbk.parameters_of(nb, "x.ipynb")
+
+
+def test_title_and_description():
+    nb = make_nb("a = 1", intro="Some preface\n# Horizon matters\n\n\n  The first sentence.  \nSecond line.")
+    assert wbk.title_and_description(nb, "hm") == ("Horizon matters", "The first sentence.")
+    assert wbk.title_and_description(make_nb("a = 1", intro="no title here"), "hm") == ("hm", "")
+
+
+# ----------------------------------------------------------------------------- parameter files
+
+DEFAULTS = {"T": 1000, "eps": 0.25, "policy": "CURE-UCB", "horizons": [10, 20], "noisy": True,
+            "extra": None, "output_dir": ""}
+
+
+def test_unknown_key_names_file_key_and_valid_keys():
+    merged, problems = wbk.check_overrides({"epsilon": 0.1}, DEFAULTS, "params/smoke/nb.yaml")
+    assert len(problems) == 1
+    message = problems[0]
+    assert message.startswith("params/smoke/nb.yaml: unknown key 'epsilon'")
+    assert "valid keys: T, eps, extra, horizons, noisy, policy" in message
+    assert "output_dir" not in message.split("valid keys:")[1]
+    assert "did you mean" not in message or "'eps'" in message
+
+
+def test_close_misspelling_gets_a_suggestion():
+    _, problems = wbk.check_overrides({"horizon": [5]}, DEFAULTS, "f.yaml")
+    assert "did you mean 'horizons'?" in problems[0]
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("T", 10.0, "expects int"),
+    ("T", True, "expects int"),
+    ("T", "100", "expects int"),
+    ("eps", "0.1", "expects float (or int)"),
+    ("eps", False, "expects float (or int)"),
+    ("policy", 3, "expects str"),
+    ("horizons", 10, "expects list"),
+    ("noisy", 1, "expects bool"),
+    ("T", None, "expects int"),
+])
+def test_wrong_type_names_file_key_and_expected_type(key, value, expected):
+    _, problems = wbk.check_overrides({key: value}, DEFAULTS, "params/default/nb.yaml")
+    assert len(problems) == 1
+    assert problems[0].startswith(f"params/default/nb.yaml: key '{key}' {expected}")
+    assert "\n" not in problems[0]
+
+
+def test_accepted_values_and_merge():
+    merged, problems = wbk.check_overrides({"eps": 1, "extra": {"any": "thing"}, "horizons": [1, 2, 3]},
+                                           DEFAULTS, "f.yaml")
+    assert problems == []
+    assert merged["eps"] == 1.0 and isinstance(merged["eps"], float)  # int promoted where float expected
+    assert merged["extra"] == {"any": "thing"} and merged["horizons"] == [1, 2, 3]
+    assert merged["T"] == 1000  # untouched default kept
+
+
+def test_output_dir_cannot_be_overridden():
+    _, problems = wbk.check_overrides({"output_dir": "/tmp/x"}, DEFAULTS, "f.yaml")
+    assert problems == ["f.yaml: key 'output_dir' is set by hb run; remove it from the file"]
+
+
+def test_every_problem_is_reported():
+    _, problems = wbk.check_overrides({"a": 1, "T": "x", "b": 2}, DEFAULTS, "f.yaml")
+    assert len(problems) == 3
+
+
+def test_yaml_reading(tmp_path):
+    path = tmp_path / "p.yaml"
+    assert wbk.load_overrides(path) == {}  # missing file: no overrides
+    path.write_text("# only a comment\n")
+    assert wbk.load_overrides(path) == {}
+    path.write_text("eps: 1e-3\nT: 2_000\nname: abc\n")
+    assert wbk.load_overrides(path) == {"eps": 0.001, "T": 2000, "name": "abc"}  # 1e-3 is a float here
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("T: [1, 2\n", "line 2: invalid YAML"),
+    ("T: 1\nT: 2\n", "line 2: invalid YAML: key 'T' is given twice"),
+    ("- 1\n- 2\n", "expected a mapping of parameter names to values, got list"),
+])
+def test_bad_yaml_is_one_line(tmp_path, text, fragment):
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    with pytest.raises(wbk.WorkbookError) as err:
+        wbk.load_overrides(path, "params/smoke/p.yaml")
+    assert str(err.value).startswith("params/smoke/p.yaml") and fragment in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+# ----------------------------------------------------------------------------- failures and ownership
+
+def test_owner_is_longest_name_prefix():
+    names = ["regret", "regret_curves", "other"]
+    assert wbk.owner_of("regret_curves_fig1", names) == "regret_curves"
+    assert wbk.owner_of("regret_fig1", names) == "regret"
+    assert wbk.owner_of("regret", names) == "regret"
+    assert wbk.owner_of("regretful", names) is None
+
+
+def test_library_value_error_detected_from_innermost_frame():
+    inside = str(wbk.PACKAGE_DIR / "errors.py")
+    tb = f"Cell In[3], line 1\n----> 1 f()\nFile {inside}:20, in check_int(name)\n---> 20 _fail()\nValueError: x"
+    assert wbk._raised_in_library(tb)
+    numpy_last = tb + "\nFile /usr/lib/python3/site-packages/numpy/core.py:5, in g()\nValueError: y"
+    assert not wbk._raised_in_library(numpy_last)
+    assert not wbk._raised_in_library("Cell In[3], line 1\nValueError: raised in the notebook itself")
+
+
+def test_describe_failure():
+    lib = wbk.Result("nb", "failed", 1.0, "t", error="ValueError: T=0 is not allowed: expected >= 1",
+                     library_error=True, traceback_tail=["a", "b"])
+    assert wbk.describe_failure(lib) == ["nb: ValueError: T=0 is not allowed: expected >= 1"]
+    other = wbk.Result("nb", "failed", 1.0, "t", error="KeyError: 'x'", failed_cell=4,
+                       traceback_tail=["----> 1 d['x']", "KeyError: 'x'"], executed="failed/nb.ipynb")
+    lines = wbk.describe_failure(other)
+    assert lines[0] == "nb: failed in cell [4]: KeyError: 'x'"
+    assert lines[1:3] == ["    | ----> 1 d['x']", "    | KeyError: 'x'"] and "failed/nb.ipynb" in lines[-1]
+
+
+# ----------------------------------------------------------------------------- reports
+
+def test_index_groups_figures_and_escapes(fixture_workbook, tmp_path):
+    wb = wbk.Workbook.locate(fixture_workbook, tmp_path / "out")
+    profile_dir = wb.profile_dir("smoke")
+    for rel in ["figures/alpha_demo_line.png", "figures/alpha_demo_line.pdf", "figures/stray.png",
+                "figures/beta_range_bars.png", "tables/alpha_demo_values.csv"]:
+        (profile_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (profile_dir / rel).write_bytes(b"x")
+    manifest = {"profile": "smoke", "generated": "now", "git": {"commit": "abc", "dirty": True},
+                "packages": {"numpy": "1"}, "python": "3",
+                "notebooks": {"alpha_demo": {"title": "Alpha <demo>", "status": "ok", "wall_time_s": 1.25,
+                                             "html": "html/alpha_demo.html", "executed": "notebooks/alpha_demo.ipynb",
+                                             "parameters": {"n": 1}}}}
+    page = wbk.render_index(wb, manifest, wb.notebooks())
+    assert "Alpha &lt;demo&gt;" in page and "<demo>" not in page
+    assert 'href="html/alpha_demo.html"' in page and "1.2 s" in page
+    # every notebook has a section, the unrun ones marked so
+    for name in ("alpha_demo", "beta_range", "gamma_crash"):
+        assert f'id="{name}"' in page
+    assert page.count("not run") >= 2
+    # figures appear in their notebook's section; the stray one under "Other"
+    alpha = page.split('id="alpha_demo"')[1].split('<section')[0]
+    beta = page.split('id="beta_range"')[1].split('<section')[0]
+    other = page.split('id="other-files"')[1]
+    assert 'src="figures/alpha_demo_line.png"' in alpha and 'href="tables/alpha_demo_values.csv"' in alpha
+    assert 'src="figures/beta_range_bars.png"' in beta and "alpha_demo" not in beta
+    assert 'src="figures/stray.png"' in other
+    assert "http://" not in page and "https://" not in page  # self-contained
+
+
+def test_manifest_merges_previous_entries(fixture_workbook, tmp_path):
+    wb = wbk.Workbook.locate(fixture_workbook, tmp_path / "out")
+    profile_dir = wb.profile_dir("smoke")
+    profile_dir.mkdir(parents=True)
+    old = {"profile": "smoke", "notebooks": {"beta_range": {"status": "failed", "wall_time_s": 3.0},
+                                             "deleted_nb": {"status": "ok"}}}
+    (profile_dir / "manifest.json").write_text(json.dumps(old))
+    plan = wbk.Plan("alpha_demo", "Alpha demo", "d", None, {}, {"n_points": 5})
+    res = wbk.Result("alpha_demo", "ok", 2.5, "t")
+    merged = wbk.build_manifest(wb, "smoke", [plan], [res], merge=True)
+    assert set(merged["notebooks"]) == {"alpha_demo", "beta_range"}  # deleted notebooks are dropped
+    assert merged["notebooks"]["beta_range"]["status"] == "failed"
+    assert merged["notebooks"]["alpha_demo"]["parameters"]["output_dir"] == str(profile_dir)
+    fresh = wbk.build_manifest(wb, "smoke", [plan], [res], merge=False)
+    assert set(fresh["notebooks"]) == {"alpha_demo"}
+    assert set(wbk.MANIFEST_PACKAGES) <= set(fresh["packages"])
+
+
+# ----------------------------------------------------------------------------- hb new
+
+def test_new_notebook_copies_strips_and_renames(fixture_workbook):
+    wb = wbk.Workbook.locate(fixture_workbook)
+    src = wb.notebook_path("alpha_demo")
+    nb = nbformat.read(src, as_version=4)
+    nb.cells[2].outputs = [new_output("stream", name="stdout", text="old output")]
+    nb.cells[2].execution_count = 7
+    nbformat.write(nb, src)
+    written = wbk.new_notebook(wb, "my_lines", "alpha_demo")
+    assert [p.relative_to(fixture_workbook).as_posix() for p in written] == [
+        "notebooks/my_lines.ipynb", "params/smoke/my_lines.yaml", "params/default/my_lines.yaml",
+        "params/paper/my_lines.yaml"]
+    copy = nbformat.read(wb.notebook_path("my_lines"), as_version=4)
+    assert copy.cells[0].source.splitlines()[0] == "# My lines"
+    assert wb.info("my_lines").description == wb.info("alpha_demo").description
+    assert all(c.outputs == [] and c.execution_count is None for c in copy.cells if c.cell_type == "code")
+    code = "\n".join(c.source for c in copy.cells)
+    assert '"my_lines_line.png"' in code and "alpha_demo" not in code
+    assert wb.params_path("smoke", "my_lines").read_text() == wb.params_path("smoke", "alpha_demo").read_text()
+    assert "my_lines" in wb.names()
+
+
+def test_new_notebook_writes_empty_params_where_source_has_none(fixture_workbook):
+    wb = wbk.Workbook.locate(fixture_workbook)
+    wbk.new_notebook(wb, "beta_copy", "beta_range", title="Beta, copied")
+    assert wb.params_path("default", "beta_copy").read_text() == "{}\n"  # beta_range has no default file
+    assert wbk.load_overrides(wb.params_path("default", "beta_copy")) == {}
+    assert wb.info("beta_copy").title == "Beta, copied"
+
+
+@pytest.mark.parametrize("name, source, fragment", [
+    ("Bad-Name", "alpha_demo", "is not allowed: expected lowercase letters"),
+    ("1abc", "alpha_demo", "is not allowed"),
+    ("fresh", "alpha_dem", "unknown notebook 'alpha_dem' (did you mean 'alpha_demo'?); valid names: alpha_demo, "
+                           "beta_range, gamma_crash"),
+    ("beta_range", "alpha_demo", "notebooks/beta_range.ipynb already exists"),
+])
+def test_new_notebook_refusals(fixture_workbook, name, source, fragment):
+    wb = wbk.Workbook.locate(fixture_workbook)
+    before = sorted(p for p in fixture_workbook.rglob("*"))
+    with pytest.raises(wbk.WorkbookError) as err:
+        wbk.new_notebook(wb, name, source)
+    assert fragment in str(err.value) and "\n" not in str(err.value)
+    assert sorted(p for p in fixture_workbook.rglob("*")) == before
+
+
+def test_new_notebook_refuses_stray_params_file(fixture_workbook):
+    wb = wbk.Workbook.locate(fixture_workbook)
+    wb.params_path("paper", "later").write_text("{}\n")
+    with pytest.raises(wbk.WorkbookError, match="params/paper/later.yaml already exists"):
+        wbk.new_notebook(wb, "later", "alpha_demo")
+    assert not wb.notebook_path("later").exists()
