@@ -75,6 +75,29 @@ class RisingInstance:
     def with_noise(self, noise) -> "RisingInstance":
         return RisingInstance(self.means, self.names, noise)
 
+    def diagnose(self, T: int | None = None):
+        """Per-arm shape checks and the theorems whose hypotheses hold (see ``rising.diagnostics``)."""
+        from .diagnostics import diagnose
+        return diagnose(self, T)
+
+    @staticmethod
+    def from_callables(funcs, T_max: int, names=None, noise=0.01) -> "RisingInstance":
+        """mu_i(n) = funcs[i](n) for n = 0..T_max (see ``rising.loaders.from_callables``)."""
+        from .loaders import from_callables
+        return from_callables(funcs, T_max, names=names, noise=noise)
+
+    @staticmethod
+    def from_csv(path, noise=0.01, names=None) -> "RisingInstance":
+        """Curves from a CSV file: columns arm, n, mean; or one column per arm (``rising.loaders.from_csv``)."""
+        from .loaders import from_csv
+        return from_csv(path, noise=noise, names=names)
+
+    @staticmethod
+    def from_npy(paths, names=None, noise=0.01, prepend_first: bool = False) -> "RisingInstance":
+        """Curves from one 2-D .npy file or several 1-D ones (``rising.loaders.from_npy``)."""
+        from .loaders import from_npy
+        return from_npy(paths, names=names, noise=noise, prepend_first=prepend_first)
+
     def __repr__(self) -> str:
         return f"RisingInstance(K={self.K}, T_max={self.T_max}, noise={self.noise!r}, names={list(self.names)})"
 
@@ -184,7 +207,7 @@ def figure1(T_max: int = 50_000, noise: float | str = 0.01) -> RisingInstance:
     Our own pair of concave exponential curves in the spirit of Figure 1 (the paper does not give
     its curves): early peaker mu(n) = 0.3 + 0.3 (1 - exp(-n / 1500)), late bloomer
     mu(n) = 0.1 + 0.85 (1 - exp(-n / 8000)). The early peaker has the larger cumulative reward for
-    T <= 15,257 and the late bloomer from T = 15,258 on (``switch_points`` finds it).
+    T <= 15,257 and the late bloomer from T = 15,258 on (``switch_horizons`` finds it).
     """
     T_max = check_int("T_max", T_max, 2)
     n = np.arange(T_max + 1, dtype=float)

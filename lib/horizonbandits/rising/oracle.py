@@ -94,7 +94,7 @@ def exhaustive_best_allocation(inst: RisingInstance, T: int, limit: int = 2_000_
     return best_value, np.array(best_alloc)
 
 
-def switch_points(inst: RisingInstance, T_max: int | None = None) -> list[tuple[int, int, int]]:
+def switch_horizons(inst: RisingInstance, T_max: int | None = None) -> list[tuple[int, int, int]]:
     """Horizons T at which the optimal arm i*(T) changes: (T, arm before, arm after)."""
     T_max = inst.T_max if T_max is None else inst.check_horizon(T_max, "T_max")
     best = np.argmax(inst.prefix[:, 1:T_max + 1], axis=0)

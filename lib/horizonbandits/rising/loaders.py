@@ -1,0 +1,139 @@
+"""Build a RisingInstance from functions, CSV files or numpy files, with clear errors.
+
+These back ``RisingInstance.from_callables``, ``.from_csv`` and ``.from_npy``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..errors import check_int
+
+
+def from_callables(funcs: Sequence[Callable], T_max: int, names=None, noise=0.01):
+    """mu_i(n) = funcs[i](n) for n = 0..T_max. Each function is called once on the integer array
+    n = 0..T_max; a function that only takes scalars is called once per n instead."""
+    from .instances import RisingInstance
+    T_max = check_int("T_max", T_max, 1)
+    funcs = list(funcs)
+    if len(funcs) < 2:
+        raise ValueError(f"funcs has {len(funcs)} function(s): at least 2 arms are needed")
+    n = np.arange(T_max + 1)
+    rows = []
+    for i, f in enumerate(funcs):
+        if not callable(f):
+            raise ValueError(f"funcs[{i}]={f!r} is not callable: expected a function of the pull count n")
+        try:
+            values = np.asarray(f(n), dtype=float)
+            if values.shape != n.shape:
+                raise TypeError
+        except (TypeError, ValueError):
+            values = np.array([float(f(int(k))) for k in n])
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            raise ValueError(f"funcs[{i}] returned {float(values[bad[0]])!r} at n={int(bad[0])}: every mean must be finite")
+        rows.append(values)
+    if names is None:
+        names = [getattr(f, "__name__", f"arm {i}") for i, f in enumerate(funcs)]
+        if len(set(names)) < len(names) or "<lambda>" in names:
+            names = None
+    return RisingInstance(np.vstack(rows), names=names, noise=noise)
+
+
+def from_csv(path, noise=0.01, names=None):
+    """Read mean curves from a CSV file in one of two layouts:
+
+    - long: columns ``arm``, ``n``, ``mean``, one row per arm and pull count n = 0..T_max;
+    - wide: one column per arm (its header is the arm's name), row k holding mu(k); an optional
+      column ``n`` gives the pull counts explicitly and must then run 0, 1, ..., T_max.
+
+    Gaps in n, missing or non-numeric values, and arms of different lengths are errors naming the
+    arm and the first offending n.
+    """
+    import pandas as pd
+    from .instances import RisingInstance
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path={str(path)!r} is not a file")
+    df = pd.read_csv(path)
+    cols = [c.strip().lower() for c in df.columns]
+    if {"arm", "n", "mean"} <= set(cols):
+        df.columns = cols
+        curves, arm_names = [], []
+        for arm, group in df.groupby("arm", sort=False):
+            group = group.sort_values("n")
+            n = pd.to_numeric(group["n"], errors="coerce").to_numpy()
+            mean = pd.to_numeric(group["mean"], errors="coerce").to_numpy(dtype=float)
+            _check_column(f"arm {arm!r}", n, mean)
+            curves.append(mean)
+            arm_names.append(str(arm))
+    else:
+        if "n" in cols:
+            n = pd.to_numeric(df.iloc[:, cols.index("n")], errors="coerce").to_numpy()
+            df = df.drop(columns=df.columns[cols.index("n")])
+        else:
+            n = np.arange(len(df))
+        curves, arm_names = [], []
+        for col in df.columns:
+            mean = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+            last = np.flatnonzero(~np.isnan(mean))
+            # A shorter arm shows as trailing empty cells: that is a ragged file, not a NaN value.
+            if last.size and last[-1] < len(mean) - 1 and np.all(np.isnan(mean[last[-1] + 1:])):
+                raise ValueError(f"{path.name}: arm {col!r} has {last[-1] + 1} values but other arms have "
+                                 f"{len(mean)}: every arm needs a mean for each n = 0..T_max")
+            _check_column(f"arm {col!r}", n, mean)
+            curves.append(mean)
+            arm_names.append(str(col))
+    lengths = {len(c) for c in curves}
+    if len(lengths) > 1:
+        detail = ", ".join(f"{a}: {len(c)}" for a, c in zip(arm_names, curves))
+        raise ValueError(f"{path.name}: arms have different lengths ({detail}): every arm needs n = 0..T_max")
+    return RisingInstance(np.vstack(curves), names=names or arm_names, noise=noise)
+
+
+def _check_column(label: str, n: np.ndarray, mean: np.ndarray) -> None:
+    if np.any(np.isnan(n.astype(float))):
+        raise ValueError(f"{label}: a pull count n is missing or not a number")
+    expected = np.arange(len(n))
+    if not np.array_equal(n.astype(np.int64), expected):
+        k = int(np.flatnonzero(n.astype(np.int64) != expected)[0])
+        raise ValueError(f"{label}: pull counts must run 0, 1, 2, ... without gaps; found n={n[k]:g} where n={k} was expected")
+    bad = np.flatnonzero(~np.isfinite(mean))
+    if bad.size:
+        raise ValueError(f"{label}: mean at n={bad[0]} is missing or not a finite number")
+
+
+def from_npy(paths, names=None, noise=0.01, prepend_first: bool = False):
+    """Read mean curves from numpy files: one 2-D file (K x (T_max+1)), or several 1-D files (one
+    per arm, named after the file). ``prepend_first=True`` treats entry k of a 1-D file as mu(k+1)
+    and sets mu(0) = mu(1) (the layout of the IMDB learning curves)."""
+    from .instances import RisingInstance
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    paths = [Path(p) for p in paths]
+    for p in paths:
+        if not p.is_file():
+            raise ValueError(f"path={str(p)!r} is not a file")
+    arrays = [np.load(p, allow_pickle=False) for p in paths]
+    if len(arrays) == 1 and arrays[0].ndim == 2:
+        means = arrays[0].astype(float)
+        arm_names = names
+    else:
+        for p, a in zip(paths, arrays):
+            if a.ndim != 1:
+                raise ValueError(f"{p.name}: expected a 1-D curve per file, got shape {a.shape}")
+        lengths = {a.size for a in arrays}
+        if len(lengths) > 1:
+            detail = ", ".join(f"{p.name}: {a.size}" for p, a in zip(paths, arrays))
+            raise ValueError(f"curves have different lengths ({detail}): every arm needs the same n range")
+        means = np.vstack(arrays).astype(float)
+        arm_names = names or [p.stem for p in paths]
+    if prepend_first:
+        means = np.hstack([means[:, :1], means])
+    bad = np.argwhere(~np.isfinite(means))
+    if bad.size:
+        i, n = bad[0]
+        raise ValueError(f"arm {i} has a non-finite mean at column {n}: every mean must be finite")
+    return RisingInstance(means, names=arm_names, noise=noise)
