@@ -11,7 +11,7 @@ from numba import njit
 
 from ...errors import check_int, check_real
 from .base import RisingPolicy
-from ._common import RunningSums, empty_trace, record
+from ._common import RunningSums, argmax_first, empty_trace, log_table
 
 
 def py_line_fit(total: float, weighted: float, a: int, b: int) -> tuple[float, float, float]:
@@ -98,7 +98,8 @@ class TIUCB(RisingPolicy):
         object.__setattr__(self, "xi", check_real("xi", self.xi, 0.0, lo_open=True))
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
-        return _ti_ucb_kernel(obs.C, obs.W, T, self.window, self.threshold, self.xi, checkpoints, arms_out)
+        return _ti_ucb_kernel(obs.C, obs.W, T, self.window, self.threshold, self.xi, log_table(T),
+                              checkpoints, arms_out)
 
     def reference(self, X, T, stream_seed=0, trace=False):
         arms, index_trace, _ = self._run(X, T, trace)
@@ -154,7 +155,7 @@ class TIUCB(RisingPolicy):
 
 
 @njit(cache=True)
-def _ti_ucb_kernel(C, W, T, window, threshold, xi, checkpoints, arms_out):
+def _ti_ucb_kernel(C, W, T, window, threshold, xi, log_t, checkpoints, arms_out):
     K = C.shape[0]
     half = window // 2
     counts = np.zeros(K, dtype=np.int64)
@@ -166,17 +167,13 @@ def _ti_ucb_kernel(C, W, T, window, threshold, xi, checkpoints, arms_out):
     converged = np.zeros(K, dtype=np.bool_)
     start = np.zeros(K, dtype=np.int64)
     index = np.empty(K)
+    keep_arms = arms_out.size > 0
     ci = 0
     for t in range(1, T + 1):
-        root = math.sqrt(xi * math.log(t))
+        root = math.sqrt(xi * log_t[t])
         for i in range(K):
             index[i] = estimate[i] + root * inv_sqrt[i]
-        arm = 0
-        best = index[0]
-        for i in range(1, K):
-            if index[i] > best:
-                best = index[i]
-                arm = i
+        arm = argmax_first(index)
         counts[arm] += 1
         n = counts[arm]
         if not converged[arm]:
@@ -198,5 +195,10 @@ def _ti_ucb_kernel(C, W, T, window, threshold, xi, checkpoints, arms_out):
             n_est = n - start[arm]
             estimate[arm] = (C[arm, n + 1] - C[arm, start[arm] + 1]) / n_est
             inv_sqrt[arm] = 1.0 / math.sqrt(n_est)
-        ci = record(t, arm, counts, checkpoints, ci, out, arms_out)
+        # The bookkeeping of _common.record, written out: calling it costs more than a round here.
+        if keep_arms:
+            arms_out[t - 1] = arm
+        if ci < checkpoints.size and t == checkpoints[ci]:
+            out[ci, :] = counts
+            ci += 1
     return out
