@@ -10,7 +10,7 @@ from numba import njit
 
 from ...errors import check_choice, check_real
 from .base import RisingPolicy
-from ._common import RunningSums, check_sigma, empty_trace, record
+from ._common import RunningSums, check_sigma, empty_trace
 from .ti_ucb import line_fit, py_line_fit
 
 TARGETS = ("remaining", "horizon")
@@ -144,12 +144,18 @@ def _red_ae_kernel(C, W, T, sigma, log_term, whole_horizon, checkpoints, arms_ou
     n_active = K
     value = np.empty(K)
     pos = 0                 # position inside the current sweep
+    keep_arms = arms_out.size > 0
     ci = 0
     for t in range(1, T + 1):
         arm = active[pos]
         pos += 1
         counts[arm] += 1
-        ci = record(t, arm, counts, checkpoints, ci, out, arms_out)
+        # The bookkeeping of _common.record, written out: calling it costs more than a round here.
+        if keep_arms:
+            arms_out[t - 1] = arm
+        if ci < checkpoints.size and t == checkpoints[ci]:
+            out[ci, :] = counts
+            ci += 1
         if pos < n_active:
             continue
         pos = 0  # end of a sweep
