@@ -1,0 +1,25 @@
+"""Experimentation then commitment under a reward shift (Jiang, Tang and Zhang 2026, arXiv 2607.23432).
+
+    import horizonbandits as hb
+    problem = hb.commit.CommitProblem.bernoulli(mu_f, mu_g, N, T)
+    result = hb.commit.simulate(problem, hb.commit.RAEC(), n_seeds=1000, seed=0)
+    result.regret, result.experiment_regret, result.commitment_regret, result.committed
+
+Modules: ``problem`` (CommitProblem), ``policies`` (RAEC, UCBCommit, UniformCommit, NoShiftElimination),
+``elimination`` (the epoch engine shared by the elimination policies), ``commitment`` (the commit step),
+``sampling`` (seeds, block sums, outcome tables), ``simulate``, ``grid`` (tidy tables for notebooks),
+``theory`` and ``instances``.
+"""
+from . import instances, theory
+from .grid import run_grid, slope, summarise
+from .policies import (COMMIT_POLICIES, RAEC, CommitPolicy, NoShiftElimination, UCBCommit, UniformCommit,
+                       make_commit_policy)
+from .problem import CommitProblem
+from .simulate import CommitResult, reference_runs, simulate
+
+__all__ = ["CommitProblem", "CommitPolicy", "CommitResult", "RAEC", "UCBCommit", "UniformCommit",
+           "NoShiftElimination", "COMMIT_POLICIES", "make_commit_policy", "simulate", "reference_runs",
+           "run_grid", "summarise", "slope", "theory", "instances"]
+
+# >>> issue 7 (portfolio extension) exports, added by the integrator >>>
+# <<< issue 7 exports <<<

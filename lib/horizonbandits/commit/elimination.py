@@ -1,0 +1,340 @@
+"""Epoch-based arm elimination with reserved exploration: the engine behind RAEC (Algorithm 1).
+
+The experiment runs two elimination stages on one budget of N rounds (section 3.1):
+
+- Stage I eliminates on the commitment reward g over the reserved epochs l = 1..L with thresholds
+  2^-l: in epoch l every arm of A_g is pulled until its total count reaches ``targets_g[l-1]``; then
+  the arms whose empirical g-mean trails the best by more than 2^-l leave A_g. The stage stops early
+  when one arm is left or the budget is spent.
+- Stage II eliminates on the experiment reward f in the same way, starting again from A_f = [K]
+  and threshold 1/2, with targets ``targets_f`` that count the pulls made in Stage I. It runs until
+  round N; once one arm is left that arm takes the remaining rounds.
+- The commitment is uniform over A_g (``COMMIT_UNIFORM``), the empirical g-best of A_g
+  (``COMMIT_EMPIRICAL``) or the empirical g-best of A_f (``COMMIT_F_SET``, used by the structural
+  policy of section 6.1). Empirical means use every pull of the experiment.
+
+Conventions the paper leaves open (documented in ``RAEC``):
+
+- inside an epoch the arms are pulled round-robin in index order, in cycles, so when the budget ends
+  inside an epoch the remaining rounds are shared evenly (lower indices first in the last cycle);
+  an unfinished epoch eliminates nothing;
+- an arm is eliminated when (best empirical mean) - (its empirical mean) > threshold (strict);
+- after the last listed Stage II target the active arms share the remaining rounds round-robin.
+
+Because the schedule of an epoch is fixed when it starts, the compiled path draws the f- and g-sums of
+each arm's block of pulls at once (``draws="batch"``) or reads them from prefix sums of an outcome table
+(``draws="table"``); ``reference_elimination`` is the per-round loop the tests compare it with.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..rng import PyStream
+from .commitment import (nb_commit_empirical, nb_commit_uniform, py_commit_empirical,
+                         py_commit_uniform)
+from .sampling import nb_block_sums
+
+COMMIT_UNIFORM = 0     # uniform over the surviving g-set A_g (Algorithm 1)
+COMMIT_EMPIRICAL = 1   # empirical g-best of A_g (section 7)
+COMMIT_F_SET = 2       # empirical g-best of the surviving f-set A_f (section 6.1 policy)
+
+MAX_EPOCHS = 62  # thresholds 2^-l stop at 2^-62: a numerical safeguard for eps = 0 or log(.) = 0
+
+
+def epoch_targets(scale: float, log_length: float, n_epochs: int, cap: int) -> np.ndarray:
+    """Target counts ceil(scale * 4 log(length) / (2^-l)^2) for l = 1..n_epochs, at least 1, at most cap.
+
+    ``log_length`` is log(T - N) for Stage I and log(N) for Stage II (m_g and m_f of section 3.1).
+    Every active arm is pulled at least once before a test (target >= 1) and no target exceeds
+    ``cap`` (a count above N cannot be reached; the cap also keeps the integers small).
+    """
+    out = np.empty(n_epochs, dtype=np.int64)
+    for l in range(1, n_epochs + 1):
+        m = scale * 4.0 * log_length * 4.0 ** l
+        out[l - 1] = min(max(math.ceil(m), 1), cap)
+    return out
+
+
+def stage2_epoch_count(targets_f_full: np.ndarray, N: int) -> int:
+    """Number of Stage II targets worth listing: up to and including the first one >= N."""
+    over = np.flatnonzero(targets_f_full >= N)
+    return int(over[0]) + 1 if over.size else targets_f_full.size
+
+
+# ---------------------------------------------------------------------------------------- compiled path
+@njit(cache=True)
+def allocate_round_robin(need, budget):
+    """Pulls per arm when arms with ``need`` remaining pulls are served round-robin for ``budget`` rounds.
+
+    Cycle c pulls, in index order, every arm with need >= c; the result is min(need, lam) plus one more
+    for the first r arms with need > lam, lam the number of complete cycles.
+    """
+    total = 0
+    top = 0
+    for i in range(need.size):
+        total += need[i]
+        if need[i] > top:
+            top = need[i]
+    out = need.copy()
+    if total <= budget:
+        return out
+    lo = 0
+    hi = top
+    while lo < hi:  # largest lam with sum_i min(need_i, lam) <= budget
+        mid = (lo + hi + 1) // 2
+        s = 0
+        for i in range(need.size):
+            s += min(need[i], mid)
+        if s <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    used = 0
+    for i in range(need.size):
+        out[i] = min(need[i], lo)
+        used += out[i]
+    r = budget - used
+    for i in range(need.size):
+        if r == 0:
+            break
+        if need[i] > lo:
+            out[i] += 1
+            r -= 1
+    return out
+
+
+@njit(cache=True)
+def _pull_blocks(pulls, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, mu_g, probs, fv, gv):
+    for i in range(pulls.size):
+        c = pulls[i]
+        if c > 0:
+            counts[i] += c
+            if use_table:
+                sumf[i] = CF[i, counts[i]]
+                sumg[i] = CG[i, counts[i]]
+            else:
+                sf, sg = nb_block_sums(env, kind, i, c, mu_f, mu_g, probs, fv, gv)
+                sumf[i] += sf
+                sumg[i] += sg
+
+
+@njit(cache=True)
+def _epoch(active, target, t, N, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, mu_g, probs, fv, gv):
+    """Run one epoch from round t; returns (complete, new t)."""
+    K = counts.size
+    need = np.zeros(K, dtype=np.int64)
+    total = 0
+    for i in range(K):
+        if active[i] and counts[i] < target:
+            need[i] = target - counts[i]
+            total += need[i]
+    budget = N - t
+    pulls = allocate_round_robin(need, budget)
+    _pull_blocks(pulls, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, mu_g, probs, fv, gv)
+    if total <= budget:
+        return True, t + total
+    return False, N
+
+
+@njit(cache=True)
+def _eliminate(active, sums, counts, threshold):
+    best = -np.inf
+    for i in range(active.size):
+        if active[i]:
+            mean = sums[i] / counts[i]
+            if mean > best:
+                best = mean
+    for i in range(active.size):
+        if active[i] and best - sums[i] / counts[i] > threshold:
+            active[i] = False
+
+
+@njit(cache=True)
+def _n_active(active):
+    n = 0
+    for i in range(active.size):
+        if active[i]:
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def elimination_run(N, targets_g, targets_f, commit_mode, use_table, CF, CG, env, pol,
+                    kind, mu_f, mu_g, probs, fv, gv, counts, sumf, sumg, active_g, active_f):
+    """One run of the two-stage elimination. Fills counts/sums/active sets; returns the committed arm."""
+    K = counts.size
+    counts[:] = 0
+    sumf[:] = 0.0
+    sumg[:] = 0.0
+    active_g[:] = True
+    active_f[:] = True
+    t = 0
+    # Stage I: reserved elimination on g
+    for l in range(targets_g.size):
+        if t >= N or _n_active(active_g) <= 1:
+            break
+        complete, t = _epoch(active_g, targets_g[l], t, N, counts, sumf, sumg, use_table, CF, CG, env,
+                             kind, mu_f, mu_g, probs, fv, gv)
+        if not complete:
+            break
+        _eliminate(active_g, sumg, counts, math.ldexp(1.0, -(l + 1)))
+    # Stage II: elimination on f until round N
+    l = 0
+    while t < N:
+        if _n_active(active_f) == 1:
+            single = np.zeros(K, dtype=np.int64)
+            for i in range(K):
+                if active_f[i]:
+                    single[i] = N - t
+            _pull_blocks(single, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, mu_g, probs, fv, gv)
+            t = N
+            break
+        target = targets_f[l] if l < targets_f.size else N + 1
+        complete, t = _epoch(active_f, target, t, N, counts, sumf, sumg, use_table, CF, CG, env,
+                             kind, mu_f, mu_g, probs, fv, gv)
+        if complete and l < targets_f.size:
+            _eliminate(active_f, sumf, counts, math.ldexp(1.0, -(l + 1)))
+        l += 1
+    if commit_mode == COMMIT_UNIFORM:
+        return nb_commit_uniform(active_g, pol)
+    if commit_mode == COMMIT_EMPIRICAL:
+        return nb_commit_empirical(active_g, sumg, counts, pol)
+    return nb_commit_empirical(active_f, sumg, counts, pol)
+
+
+@njit(cache=True)
+def elimination_batch(N, targets_g, targets_f, commit_mode, env_seeds, pol_seeds, kind, mu_f, mu_g, probs,
+                      fv, gv, counts_out, committed_out):
+    """``draws="batch"``: one run per seed index, block sums drawn from each seed's own stream."""
+    K = mu_f.size
+    dummy = np.zeros((1, 1))
+    env = np.empty(1, dtype=np.uint64)
+    pol = np.empty(1, dtype=np.uint64)
+    sumf = np.zeros(K)
+    sumg = np.zeros(K)
+    counts = np.zeros(K, dtype=np.int64)
+    active_g = np.ones(K, dtype=np.bool_)
+    active_f = np.ones(K, dtype=np.bool_)
+    for s in range(env_seeds.size):
+        env[0] = env_seeds[s]
+        pol[0] = pol_seeds[s]
+        committed_out[s] = elimination_run(N, targets_g, targets_f, commit_mode, False, dummy, dummy, env, pol,
+                                           kind, mu_f, mu_g, probs, fv, gv, counts, sumf, sumg, active_g, active_f)
+        counts_out[s, :] = counts
+
+
+@njit(cache=True)
+def elimination_table(N, targets_g, targets_f, commit_mode, CF, CG, pol_seed, counts_out):
+    """``draws="table"``: one run reading prefix sums of a pre-drawn outcome table. Returns the committed arm."""
+    K = CF.shape[0]
+    env = np.zeros(1, dtype=np.uint64)
+    pol = np.empty(1, dtype=np.uint64)
+    pol[0] = pol_seed
+    e1 = np.zeros(K)
+    e2 = np.zeros((K, 1))
+    sumf = np.zeros(K)
+    sumg = np.zeros(K)
+    active_g = np.ones(K, dtype=np.bool_)
+    active_f = np.ones(K, dtype=np.bool_)
+    return elimination_run(N, targets_g, targets_f, commit_mode, True, CF, CG, env, pol,
+                           0, e1, e1, e2, e1, e1, counts_out, sumf, sumg, active_g, active_f)
+
+
+# ---------------------------------------------------------------------------------------- reference
+def reference_elimination(F, G, N: int, targets_g, targets_f, commit_mode: int, stream_seed: int = 0,
+                          trace: bool = False):
+    """Per-round reference of the two-stage elimination on outcome tables F, G (``F[i, n]`` = f of pull n).
+
+    Returns (arms, committed) or, with ``trace``, (arms, committed, epochs) where ``epochs`` is a list of
+    dicts, one per epoch: stage, epoch, threshold, target, active arms before, pulls made, first and last
+    round, whether it finished, the empirical means it tested and the arms it eliminated.
+    """
+    K = F.shape[0]
+    stream = PyStream(stream_seed)
+    counts = [0] * K
+    sf = [0.0] * K
+    sg = [0.0] * K
+    arms: list[int] = []
+    epochs: list[dict] = []
+
+    def pull(i):
+        counts[i] += 1
+        sf[i] += F[i, counts[i]]
+        sg[i] += G[i, counts[i]]
+        arms.append(i)
+
+    def run_epoch(active, target):
+        # cycles of round-robin over the arms still below target, until all reach it or round N
+        while True:
+            due = [i for i in sorted(active) if counts[i] < target]
+            if not due:
+                return True
+            for i in due:
+                if len(arms) == N:
+                    return False
+                pull(i)
+
+    def eliminate(active, sums, threshold):
+        means = {i: sums[i] / counts[i] for i in sorted(active)}
+        best = max(means.values())
+        gone = [i for i in sorted(active) if best - means[i] > threshold]
+        for i in gone:
+            active.discard(i)
+        return means, gone
+
+    def record(stage, l, threshold, target, before, start, start_counts, complete, means, gone):
+        if trace:
+            epochs.append(dict(stage=stage, epoch=l, threshold=threshold, target=int(target),
+                               active=tuple(sorted(before)), first_round=start + 1, last_round=len(arms),
+                               pulls=tuple(counts[i] - start_counts[i] for i in range(K)),
+                               complete=complete, means=means, eliminated=tuple(gone)))
+
+    active_g = set(range(K))
+    for l in range(1, len(targets_g) + 1):
+        if len(arms) >= N or len(active_g) <= 1:
+            break
+        threshold = math.ldexp(1.0, -l)
+        before, start, start_counts = set(active_g), len(arms), list(counts)
+        complete = run_epoch(active_g, targets_g[l - 1])
+        means, gone = eliminate(active_g, sg, threshold) if complete else ({}, [])
+        record("I (g)", l, threshold, targets_g[l - 1], before, start, start_counts, complete, means, gone)
+        if not complete:
+            break
+
+    active_f = set(range(K))
+    l = 0
+    while len(arms) < N:
+        if len(active_f) == 1:
+            (i,) = active_f
+            start, start_counts = len(arms), list(counts)
+            while len(arms) < N:
+                pull(i)
+            record("II (f)", l + 1, math.nan, N, {i}, start, start_counts, True, {}, [])
+            break
+        listed = l < len(targets_f)
+        target = targets_f[l] if listed else N + 1
+        threshold = math.ldexp(1.0, -(l + 1))
+        before, start, start_counts = set(active_f), len(arms), list(counts)
+        complete = run_epoch(active_f, target)
+        means, gone = eliminate(active_f, sf, threshold) if (complete and listed) else ({}, [])
+        record("II (f)", l + 1, threshold, target, before, start, start_counts, complete, means, gone)
+        l += 1
+
+    if commit_mode == COMMIT_UNIFORM:
+        committed = py_commit_uniform(sorted(active_g), stream)
+    elif commit_mode == COMMIT_EMPIRICAL:
+        committed = py_commit_empirical(sorted(active_g), sg, counts, stream)
+    else:
+        committed = py_commit_empirical(sorted(active_f), sg, counts, stream)
+    arms_arr = np.asarray(arms, dtype=np.int64)
+    if trace:
+        epochs.append(dict(stage="commit", epoch=0, threshold=math.nan, target=0,
+                           active=tuple(sorted(active_g if commit_mode != COMMIT_F_SET else active_f)),
+                           first_round=N + 1, last_round=N + 1, pulls=(0,) * K, complete=True,
+                           means={i: (sg[i] / counts[i] if counts[i] else math.nan) for i in range(K)},
+                           eliminated=(), committed=committed))
+        return arms_arr, committed, epochs
+    return arms_arr, committed

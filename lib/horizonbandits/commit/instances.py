@@ -1,0 +1,219 @@
+"""Instances of the experiments (sections 7.1 and 7.2) and of the constructions behind the theory.
+
+- ``SCHEDULES`` and ``experiment_length``: the five commitment schedules of section 7.1, with exact
+  integer floors (floor(1000^(2/3)) is 100, not the 99 that float rounding gives).
+- ``hard_instance``: section 7.1's mean vectors are missing from our copy; this family puts the gaps at
+  the critical scale of each regime, s1 = sqrt(K/N) (short experiment) and s2 = (K/(T-N))^(1/3)
+  (balanced): mu_f = 0.5 + c s1 on arm 1, mu_g = 0.5 + c max(s1, s2) on arm 2, every other mean 0.5.
+- ``section71`` / ``section71_policy`` / ``section71_rate``: one cell of Figure 3 (problem, the RAEC
+  settings of section 7.1, the rate r_s(T) of its "scaled theory" curve).
+- ``section72`` / ``section72_policy``: the instance of Figure 4 and RAEC's settings there.
+- ``commitment_side_family`` / ``experiment_side_family``: the two kinds of instances behind the
+  minimax lower bound (Theorem 5.3; the construction is not in our copy, this is our reading).
+- ``no_shift_instance``, ``scaled_shift_instance``, ``reordered_shift_instance``: section 6.1 (f = g) and
+  our reading of "ranking changes matter more than shift magnitudes".
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import check_choice, check_int, check_real
+from .policies import RAEC
+from .problem import CommitProblem
+
+# ----------------------------------------------------------------------------------------- schedules
+SCHEDULES = {
+    "sqrt": "N = floor(T^(1/2))",
+    "two_thirds": "N = floor(T^(2/3))",
+    "quarter": "N = floor(T/4)",
+    "late_3_4": "N = floor(T - T^(3/4))",
+    "late_1_2": "N = floor(T - T^(1/2))",
+}
+# asymptotic exponent of r_s(T) for K fixed (section 7.1)
+THEORY_SLOPES = {"sqrt": 3 / 4, "two_thirds": 2 / 3, "quarter": 2 / 3, "late_3_4": 1 / 2, "late_1_2": 1 / 2}
+PAPER_GRID = (500, 1000, 2500, 5000, 10000, 15000, 20000)
+
+
+def _iroot_floor(x: int, k: int) -> int:
+    """Largest integer r with r^k <= x."""
+    r = int(round(x ** (1.0 / k)))
+    while r ** k > x:
+        r -= 1
+    while (r + 1) ** k <= x:
+        r += 1
+    return r
+
+
+def _iroot_ceil(x: int, k: int) -> int:
+    r = _iroot_floor(x, k)
+    return r if r ** k == x else r + 1
+
+
+def experiment_length(schedule: str, T: int) -> int:
+    """N(T) for one of the five schedules of section 7.1 (exact integer arithmetic)."""
+    check_choice("schedule", schedule, tuple(SCHEDULES))
+    T = check_int("T", T, 4)
+    if schedule == "sqrt":
+        return _iroot_floor(T, 2)
+    if schedule == "two_thirds":
+        return _iroot_floor(T * T, 3)
+    if schedule == "quarter":
+        return T // 4
+    if schedule == "late_3_4":
+        return T - _iroot_ceil(T ** 3, 4)
+    return T - _iroot_ceil(T, 2)
+
+
+def section71_rate(schedule: str, K: int, T: int) -> float:
+    """r_s(T) of section 7.1: sqrt(K T^2/N), K^(1/3) (T-N)^(2/3) or sqrt(K T) depending on the schedule."""
+    N = experiment_length(schedule, T)
+    if schedule == "sqrt":
+        return math.sqrt(K * T * T / N)
+    if schedule in ("two_thirds", "quarter"):
+        return K ** (1 / 3) * (T - N) ** (2 / 3)
+    return math.sqrt(K * T)
+
+
+# ----------------------------------------------------------------------------------------- section 7.1
+def hard_instance(K: int, N: int, T: int, c: float = 0.1) -> CommitProblem:
+    """mu_f = 0.5 + c s1 on arm 1, mu_g = 0.5 + c max(s1, s2) on arm 2, 0.5 elsewhere (Bernoulli coordinates).
+
+    s1 = sqrt(K/N) is the gap N experiment rounds cannot resolve (short-experiment scale), s2 = (K/(T-N))^(1/3)
+    the gap where reserved exploration and commitment loss balance (balanced scale). Our stand-in for the
+    missing mean vectors of section 7.1.
+    """
+    K = check_int("K", K, 2)
+    c = check_real("c", c, 0.0, lo_open=True)
+    s1 = math.sqrt(K / N)
+    s2 = (K / (T - N)) ** (1 / 3)
+    mu_f = np.full(K, 0.5)
+    mu_g = np.full(K, 0.5)
+    mu_f[0] += c * s1
+    mu_g[1] += c * max(s1, s2)
+    if mu_f.max() > 1 or mu_g.max() > 1:
+        raise ValueError(f"c={c!r} is not allowed: the gaps c s1 = {c * s1:.3g}, c max(s1, s2) = "
+                         f"{c * max(s1, s2):.3g} push a mean above 1 at N={N}, T={T}")
+    return CommitProblem.bernoulli(mu_f, mu_g, N, T)
+
+
+def section71(schedule: str, T: int, K: int = 4, c: float = 0.1) -> CommitProblem:
+    """The hard instance of one Figure 3 cell: N from the schedule, gaps at the critical scale."""
+    N = experiment_length(schedule, T)
+    return hard_instance(K, N, T, c)
+
+
+def section71_policy(schedule: str, **overrides) -> RAEC:
+    """RAEC as run in section 7.1: Stage I scaled by 1/10 (by 1 for N = floor(sqrt T)), Stage II by 1,
+    commitment to the empirical g-best arm."""
+    check_choice("schedule", schedule, tuple(SCHEDULES))
+    params = dict(stage1_scale=1.0 if schedule == "sqrt" else 0.1, stage2_scale=1.0, commit="empirical")
+    params.update(overrides)
+    return RAEC(**params)
+
+
+# ----------------------------------------------------------------------------------------- section 7.2
+def section72_gap(T: int, c: float) -> float:
+    """Delta_g(T) = c / sqrt(log N), N = floor(T/4)."""
+    N = T // 4
+    return c / math.sqrt(math.log(N))
+
+
+def section72(T: int, c: float = 0.5) -> CommitProblem:
+    """Figure 4's instance: mu_f = (0.8, 0.77, 0.2, 0.2), mu_g = (0.2, 0.2, 0.55 + Delta_g(T), 0.55), N = floor(T/4).
+
+    Delta_g(T) = c / sqrt(log N); c is not given in our copy (sweep it). It must keep 0.55 + Delta_g <= 1.
+    """
+    T = check_int("T", T, 12)
+    c = check_real("c", c, 0.0, lo_open=True)
+    N = T // 4
+    gap = section72_gap(T, c)
+    if 0.55 + gap > 1:
+        raise ValueError(f"c={c!r} is not allowed at T={T}: 0.55 + c/sqrt(log N) = {0.55 + gap:.3f} exceeds 1 "
+                         f"(need c <= {0.45 * math.sqrt(math.log(N)):.3f})")
+    return CommitProblem.bernoulli([0.8, 0.77, 0.2, 0.2], [0.2, 0.2, 0.55 + gap, 0.55], N, T)
+
+
+def section72_policy(**overrides) -> RAEC:
+    """RAEC as run in section 7.2: Stage I scaled by 1/25, Stage II by 1/10, empirical commitment."""
+    params = dict(stage1_scale=1 / 25, stage2_scale=1 / 10, commit="empirical")
+    params.update(overrides)
+    return RAEC(**params)
+
+
+# ----------------------------------------------------------------------------------------- Theorem 5.3
+def commitment_side_family(K: int, N: int, T: int, c: float = 0.5, delta_f: float = 0.25) -> list[CommitProblem]:
+    """Instances where the g-best arm hides among the f-suboptimal arms (our reading of Theorem 5.3, regions I-II).
+
+    Arm 1 is f-best by delta_f; every g-mean is 1/2 except arm j (j = 2..K) at 1/2 + delta_g, with
+    delta_g = c max(sqrt(K/N), (K/(T-N))^(1/3)). Finding j takes about K / delta_g^2 pulls of arms that cost
+    delta_f each; not finding it costs (T - N) delta_g. Returns the K - 1 instances, j = 2..K.
+    """
+    K = check_int("K", K, 2)
+    delta_f = check_real("delta_f", delta_f, 0.0, 0.5, lo_open=True)
+    delta_g = c * max(math.sqrt(K / N), (K / (T - N)) ** (1 / 3))
+    if delta_g > 0.5:
+        raise ValueError(f"c={c!r} is not allowed: delta_g = {delta_g:.3g} > 1/2 at N={N}, T={T}")
+    out = []
+    for j in range(1, K):
+        mu_f = np.full(K, 0.5)
+        mu_f[0] += delta_f
+        mu_g = np.full(K, 0.5)
+        mu_g[j] += delta_g
+        out.append(CommitProblem.bernoulli(mu_f, mu_g, N, T))
+    return out
+
+
+def experiment_side_family(K: int, N: int, T: int, c: float = 0.5) -> list[CommitProblem]:
+    """The classical K-armed instances (region III): arm a is f-best by c sqrt(K/N), g is flat (1/2)."""
+    K = check_int("K", K, 2)
+    delta = c * math.sqrt(K / N)
+    if delta > 0.5:
+        raise ValueError(f"c={c!r} is not allowed: c sqrt(K/N) = {delta:.3g} > 1/2 at N={N}")
+    out = []
+    for a in range(K):
+        mu_f = np.full(K, 0.5)
+        mu_f[a] += delta
+        out.append(CommitProblem.bernoulli(mu_f, np.full(K, 0.5), N, T))
+    return out
+
+
+# ----------------------------------------------------------------------------------------- section 6.1
+def no_shift_instance(K: int, N: int, T: int, delta: float, base: float = 0.5) -> CommitProblem:
+    """f = g on a 0/1 outcome: arm 1 has mean base + delta, the others base (one outcome, two equal rewards)."""
+    probs = _binary_probs(K, base, delta)
+    return CommitProblem.discrete([0.0, 1.0], probs, lambda o: o[0], lambda o: o[0], N, T)
+
+
+def scaled_shift_instance(K: int, N: int, T: int, delta: float, scale: float = 0.3, offset: float = 0.1,
+                          base: float = 0.5) -> CommitProblem:
+    """A known shift that keeps the ranking: g(o) = offset + scale f(o), f(o) = o (our reading of section 6.1)."""
+    if not (0 < scale and 0 <= offset and offset + scale <= 1):
+        raise ValueError(f"scale={scale!r}, offset={offset!r} is not allowed: need scale > 0, offset >= 0, "
+                         f"offset + scale <= 1")
+    probs = _binary_probs(K, base, delta)
+    return CommitProblem.discrete([0.0, 1.0], probs, lambda o: o[0], lambda o: offset + scale * o[0], N, T)
+
+
+def reordered_shift_instance(K: int, N: int, T: int, delta: float, base: float = 0.5) -> CommitProblem:
+    """A shift that reorders the arms: arm 1 is f-best by delta, arm 2 is g-best by delta (Bernoulli coordinates)."""
+    mu_f = np.full(K, base)
+    mu_f[0] += delta
+    mu_g = np.full(K, base)
+    mu_g[1] += delta
+    return CommitProblem.bernoulli(mu_f, mu_g, N, T)
+
+
+def _binary_probs(K, base, delta):
+    means = np.full(K, float(base))
+    means[0] += delta
+    if means.max() > 1 or means.min() < 0:
+        raise ValueError(f"delta={delta!r} is not allowed: means must stay in [0, 1]")
+    return np.stack([1 - means, means], axis=1)
+
+
+# ----------------------------------------------------------------------------------------- section 7.3
+# The issue-7 helper provides ``section73`` in ``portfolio_instances.py``; it is re-exported here.
+# >>> section 7.3 re-export (added by the integrator) >>>
+# <<< section 7.3 re-export <<<
