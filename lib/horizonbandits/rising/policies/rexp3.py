@@ -12,7 +12,7 @@ from numba import njit
 from ...errors import check_int, check_real
 from ...rng import PyStream, nb_uniform, new_state
 from .base import RisingPolicy
-from ._common import empty_trace, record
+from ._common import empty_trace
 
 # Weights grow by at most a factor e per round; past this they are all divided by the same power of
 # two, which leaves every ratio w_k / sum(w) (hence every probability) unchanged bit for bit.
@@ -127,6 +127,9 @@ def _rexp3_kernel(X, T, batch, gamma, checkpoints, arms_out, state):
     one_minus_gamma = 1.0 - gamma
     gamma_over_K = gamma / K
     left_in_batch = 0
+    # Bookkeeping written out rather than through _common.record, whose call costs tens of ns a round.
+    keep_arms = arms_out.size > 0
+    next_cp = checkpoints[0] if checkpoints.size > 0 else -1
     ci = 0
     for t in range(1, T + 1):
         if left_in_batch == 0:
@@ -153,5 +156,11 @@ def _rexp3_kernel(X, T, batch, gamma, checkpoints, arms_out, state):
         if w[arm] > _RESCALE_ABOVE:
             for k in range(K):
                 w[k] = w[k] * _RESCALE_BY
-        ci = record(t, arm, counts, checkpoints, ci, out, arms_out)
+        if keep_arms:
+            arms_out[t - 1] = arm
+        if t == next_cp:
+            for k in range(K):
+                out[ci, k] = counts[k]
+            ci += 1
+            next_cp = checkpoints[ci] if ci < checkpoints.size else -1
     return out

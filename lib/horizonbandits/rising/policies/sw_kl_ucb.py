@@ -12,7 +12,7 @@ from numba import njit
 
 from ...errors import check_int, check_real
 from .base import RisingPolicy, round_robin_arm
-from ._common import RunningSums, empty_trace, record
+from ._common import RunningSums, empty_trace
 from .sw_ucb import slide_window
 
 
@@ -43,9 +43,10 @@ def kl_upper_bound(p, delta, max_steps):
     for _ in range(max_steps):
         if q <= p:
             return p
-        kl = (1.0 - p) * math.log((1.0 - p) / (1.0 - q))
+        # kl(p, q) written with log1p, accurate when q is close to p (small delta)
+        kl = (1.0 - p) * math.log1p((q - p) / (1.0 - q))
         if p > 0.0:
-            kl += p * math.log(p / q)
+            kl += p * math.log1p((p - q) / q)
         step = (kl - delta) * (q * (1.0 - q)) / (q - p)  # g(q) / g'(q), g'(q) = (q - p) / (q (1 - q))
         nxt = q - step
         if not nxt < q:
@@ -183,6 +184,9 @@ def _sw_kl_ucb_kernel(X, T, tau, c, kl_steps, checkpoints, arms_out):
     pulled = -1
     left = -1
     level = 0.0
+    # Bookkeeping written out rather than through _common.record, whose call costs tens of ns a round.
+    keep_arms = arms_out.size > 0
+    next_cp = checkpoints[0] if checkpoints.size > 0 else -1
     ci = 0
     for t in range(1, T + 1):
         if t <= K:
@@ -209,5 +213,11 @@ def _sw_kl_ucb_kernel(X, T, tau, c, kl_steps, checkpoints, arms_out):
         P[arm, n + 1] = P[arm, n] + nb_clip01(X[arm, n])
         pos, left = slide_window(ring, pos, m, arm, t, tau)
         pulled = arm
-        ci = record(t, arm, counts, checkpoints, ci, out, arms_out)
+        if keep_arms:
+            arms_out[t - 1] = arm
+        if t == next_cp:
+            for k in range(K):
+                out[ci, k] = counts[k]
+            ci += 1
+            next_cp = checkpoints[ci] if ci < checkpoints.size else -1
     return out

@@ -12,7 +12,7 @@ from numba import njit
 
 from ...errors import check_int, check_real
 from .base import RisingPolicy, round_robin_arm
-from ._common import RunningSums, empty_trace, record
+from ._common import RunningSums, empty_trace
 
 
 # --- the window of the last tau rounds (shared by the sliding-window policies) -------------------
@@ -149,6 +149,9 @@ def _sw_ucb_kernel(C, T, tau, xi, B, checkpoints, arms_out):
     pulled = -1
     left = -1
     xi_log = 0.0
+    # Bookkeeping written out rather than through _common.record, whose call costs tens of ns a round.
+    keep_arms = arms_out.size > 0
+    next_cp = checkpoints[0] if checkpoints.size > 0 else -1
     ci = 0
     for t in range(1, T + 1):
         if t <= K:
@@ -173,5 +176,11 @@ def _sw_ucb_kernel(C, T, tau, xi, B, checkpoints, arms_out):
         counts[arm] += 1
         pos, left = slide_window(ring, pos, m, arm, t, tau)
         pulled = arm
-        ci = record(t, arm, counts, checkpoints, ci, out, arms_out)
+        if keep_arms:
+            arms_out[t - 1] = arm
+        if t == next_cp:
+            for k in range(K):
+                out[ci, k] = counts[k]
+            ci += 1
+            next_cp = checkpoints[ci] if ci < checkpoints.size else -1
     return out
