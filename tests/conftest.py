@@ -33,4 +33,11 @@ def fixture_workbook(tmp_path) -> Path:
 
 @pytest.fixture(scope="session")
 def hb_subprocess():
+    """``run_hb``: run the hb command in a subprocess."""
     return run_hb
+
+
+@pytest.fixture(scope="session")
+def copy_workbook():
+    """``copy_fixture_workbook``: for fixtures of wider scope than ``tmp_path``."""
+    return copy_fixture_workbook

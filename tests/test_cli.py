@@ -14,7 +14,6 @@ import types
 import nbformat
 import pytest
 
-from conftest import copy_fixture_workbook
 from horizonbandits import cli
 
 
@@ -153,10 +152,10 @@ def test_fetch_imdb_without_loader_is_one_line(fixture_workbook, capsys, monkeyp
 # ----------------------------------------------------------------------------- real runs (kernels)
 
 @pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory, hb_subprocess):
+def smoke_run(tmp_path_factory, hb_subprocess, copy_workbook):
     """All three fixture notebooks with the smoke profile, two at a time: alpha_demo succeeds,
     beta_range hits a library ValueError, gamma_crash divides by zero."""
-    root = copy_fixture_workbook(tmp_path_factory.mktemp("run") / "workbook")
+    root = copy_workbook(tmp_path_factory.mktemp("run") / "workbook")
     proc = hb_subprocess("--root", root, "run", "--profile", "smoke", "--jobs", "2")
     profile_dir = root / "outputs" / "smoke"
     manifest = json.loads((profile_dir / "manifest.json").read_text())
