@@ -46,9 +46,9 @@ class RisingPolicy:
     @property
     def label(self) -> str:
         """Display name with the non-default hyperparameters, e.g. 'CURE-UCB(eps=0.5)'."""
-        from dataclasses import fields
+        from dataclasses import MISSING, fields
         changed = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
-                   if f.default is not None and getattr(self, f.name) != f.default]
+                   if f.default is MISSING or getattr(self, f.name) != f.default]
         return self.name + (f"({', '.join(changed)})" if changed else "")
 
 

@@ -9,7 +9,7 @@ from numba import njit
 
 from .base import RisingPolicy, round_robin_arm
 from ._common import (RunningSums, check_eps, check_init_pulls, check_sigma, empty_trace, log_table,
-                      argmax_first, py_window_size, record, window_size)
+                      py_window_size)
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,8 @@ def _cure_kernel(C, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
     index = np.empty(K)
     n_init = K * init_pulls
     ci = 0
+    n_check = checkpoints.size
+    record_arms = arms_out.size > 0
     for t in range(1, T + 1):
         if t <= n_init:
             arm = (t - 1) % K
@@ -106,10 +108,19 @@ def _cure_kernel(C, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
             for i in range(K):
                 bonus = sigma * math.sqrt(2.0 * (three_rem_sq + eight_h2[i]) * log_t3 / four_h3[i])
                 index[i] = recent[i] + half_rem * growth[i] + bonus
-            arm = argmax_first(index)
+            # Argmax, lowest index on ties, written with selects (the winner changes unpredictably).
+            arm = 0
+            best = index[0]
+            for i in range(1, K):
+                v = index[i]
+                better = v > best
+                best = v if better else best
+                arm = i if better else arm
         counts[arm] += 1
         n = counts[arm]
-        h = window_size(eps, n)
+        h = int(math.floor(eps * n))  # h = max(floor(eps n), 1)
+        if h < 1:
+            h = 1
         recent_sum = C[arm, n + 1] - C[arm, n - h + 1]
         lagged_sum = C[arm, n - h + 1] - C[arm, n - 2 * h + 1]
         hf = float(h)
@@ -117,5 +128,12 @@ def _cure_kernel(C, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
         growth[arm] = (recent_sum - lagged_sum) / (hf * hf)
         eight_h2[arm] = 8.0 * (hf * hf)
         four_h3[arm] = 4.0 * (hf * hf * hf)
-        ci = record(t, arm, counts, checkpoints, ci, out, arms_out)
+        # Bookkeeping written out here: calling a helper with array arguments costs reference-count
+        # updates every round, more than the whole index computation.
+        if record_arms:
+            arms_out[t - 1] = arm
+        if ci < n_check and t == checkpoints[ci]:
+            for i in range(K):
+                out[ci, i] = counts[i]
+            ci += 1
     return out

@@ -11,7 +11,7 @@ from numba import njit
 from ...errors import check_real
 from .base import RisingPolicy, round_robin_arm
 from ._common import (RunningSums, check_eps, check_init_pulls, check_sigma, empty_trace, log_table,
-                      argmax_first, py_window_size, record, window_size)
+                      py_window_size)
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,8 @@ def _red_kernel(C, W, T, eps, sigma, delta_exponent, init_pulls, log_t, checkpoi
     index = np.empty(K)
     n_init = K * init_pulls
     ci = 0
+    n_check = checkpoints.size
+    record_arms = arms_out.size > 0
     for t in range(1, T + 1):
         if t <= n_init:
             arm = (t - 1) % K
@@ -114,10 +116,19 @@ def _red_kernel(C, W, T, eps, sigma, delta_exponent, init_pulls, log_t, checkpoi
                 extrapolation = (weighted_recent - weighted_lagged) / (h * h)
                 bonus = sigma * (tf + slack[i]) * math.sqrt(ten_log / h3[i])
                 index[i] = recent_sum[i] / h + extrapolation + bonus
-            arm = argmax_first(index)
+            # Argmax, lowest index on ties, written with selects (the winner changes unpredictably).
+            arm = 0
+            best = index[0]
+            for i in range(1, K):
+                v = index[i]
+                better = v > best
+                best = v if better else best
+                arm = i if better else arm
         counts[arm] += 1
         n = counts[arm]
-        h = window_size(eps, n)
+        h = int(math.floor(eps * n))  # h = max(floor(eps n), 1)
+        if h < 1:
+            h = 1
         recent_sum[arm] = C[arm, n + 1] - C[arm, n - h + 1]
         lagged_sum[arm] = C[arm, n - h + 1] - C[arm, n - 2 * h + 1]
         recent_w[arm] = W[arm, n + 1] - W[arm, n - h + 1]
@@ -125,5 +136,12 @@ def _red_kernel(C, W, T, eps, sigma, delta_exponent, init_pulls, log_t, checkpoi
         hf[arm] = h
         h3[arm] = float(h) * float(h) * float(h)
         slack[arm] = float(h - 1 - n)
-        ci = record(t, arm, counts, checkpoints, ci, out, arms_out)
+        # Bookkeeping written out here: calling a helper with array arguments costs reference-count
+        # updates every round, more than the whole index computation.
+        if record_arms:
+            arms_out[t - 1] = arm
+        if ci < n_check and t == checkpoints[ci]:
+            for i in range(K):
+                out[ci, i] = counts[i]
+            ci += 1
     return out
