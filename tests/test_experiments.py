@@ -186,3 +186,17 @@ def test_bad_arguments(instances, policies, kwargs, match):
         run_grid(**{**args, **kwargs})
     with pytest.raises(ValueError, match="instances"):
         run_grid({}, policies, HORIZONS, 2, cache=False)
+
+
+def test_instance_set_is_prefix_stable_and_seeded():
+    small = ex.instance_set("concave", 2, seed=4, H=3_000)
+    large = ex.instance_set("concave", 3, seed=4, H=3_000)
+    assert list(small) == ["concave 000", "concave 001"] and list(large)[:2] == list(small)
+    for key in small:
+        assert np.array_equal(small[key].means, large[key].means)
+    other = ex.instance_set("concave", 2, seed=5, H=3_000)
+    assert not np.array_equal(other["concave 000"].means, small["concave 000"].means)
+    ltf = ex.instance_set("ltf", 2, seed=4, H=3_000, noise=0.05)
+    assert all(inst.T_max == 3_000 and inst.noise == 0.05 and 2 <= inst.K <= 5 for inst in ltf.values())
+    with pytest.raises(ValueError, match="family='linear'"):
+        ex.instance_set("linear", 2)

@@ -77,6 +77,36 @@ def make_policies(names, params: Mapping | None = None, sigma: float | None = No
     return out
 
 
+INSTANCE_FAMILIES = ("ltf", "concave")
+
+
+def instance_set(family: str, n_instances: int, seed: int = 0, H: int = 100_000,
+                 noise: float | str = 0.01) -> dict[str, RisingInstance]:
+    """The random instances of appendix B.1 (``"ltf"``: B.1.1 via ``ltf_random``; ``"concave"``: B.1.2 via
+    ``concave_random``), labelled "ltf 000", "ltf 001", ...
+
+    Instance j is drawn from its own generator ``default_rng(SeedSequence(seed, spawn_key=(j,)))``,
+    so the first n instances are the same whatever ``n_instances`` is (a smoke run looks at the
+    first instances of the paper run) and every notebook that asks for the same set gets the same
+    instances (and shares their cached runs). H is the reference horizon: the LTF saturation times
+    are drawn in [0.05 H, H], the concave curves reach L at H, and the mean tables stop at H.
+    """
+    from .rising.generators import concave_random
+    from .rising.instances import ltf_random
+    check_choice("family", family, INSTANCE_FAMILIES)
+    n_instances = check_int("n_instances", n_instances, 1)
+    seed = check_int("seed", seed, 0)
+    H = check_int("H", H, 100)
+    out = {}
+    for j in range(n_instances):
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(j,)))
+        if family == "ltf":
+            out[f"ltf {j:03d}"] = ltf_random(rng, T_ref=H, noise=noise)
+        else:
+            out[f"concave {j:03d}"] = concave_random(rng, H=H, noise=noise)
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # Hashing
 # --------------------------------------------------------------------------------------------
@@ -107,9 +137,10 @@ def instance_digest(inst: RisingInstance) -> str:
     return _digest(inst.means.shape, inst.means.tobytes(), inst.names)
 
 
-def instance_seed(seed: int, inst: RisingInstance) -> int:
-    """The noise seed of an instance: SeedSequence(seed, spawn_key=<digest of its mean table>)."""
-    words = tuple(int(instance_digest(inst)[i:i + 8], 16) for i in (0, 8))
+def instance_seed(seed: int, inst: RisingInstance, digest: str | None = None) -> int:
+    """The noise seed of an instance: SeedSequence(seed, spawn_key=<two 32-bit words of its digest>)."""
+    digest = instance_digest(inst) if digest is None else digest
+    words = (int(digest[0:8], 16), int(digest[8:16], 16))
     return int(np.random.SeedSequence(seed, spawn_key=words).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
@@ -277,8 +308,10 @@ def run_grid(instances, policies, horizons, n_seeds: int, seed: int = 0, backend
     code = code_digest()
     runs = plan_runs(policies, horizons)
     chunks = [(s0, min(s0 + chunk_size, n_seeds)) for s0 in range(0, n_seeds, chunk_size)]
-    inst_ids = {key: (_digest(instance_digest(inst), inst.noise), instance_seed(seed, inst))
-                for key, inst in instances.items()}
+    inst_ids = {}
+    for key, inst in instances.items():
+        digest = instance_digest(inst)
+        inst_ids[key] = (_digest(digest, inst.noise), instance_seed(seed, inst, digest))
 
     def cache_key(key, run: Run, chunk) -> str:
         return _digest("run_grid/1", code, inst_ids[key], policy_identity(policies[run.policy]),
@@ -322,7 +355,7 @@ def run_grid(instances, policies, horizons, n_seeds: int, seed: int = 0, backend
 
 def _progress_bar(total_cost: float, show: bool):
     """Progress weighted by each task's estimated cost (seeds x rounds x arms), so that the time left is meaningful."""
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the text bar: works in terminals and notebooks alike, without ipywidgets
     return tqdm(total=total_cost, disable=not show, desc="run_grid: 0 tasks", smoothing=0.05,
                 bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
 
