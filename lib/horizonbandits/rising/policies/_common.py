@@ -48,17 +48,6 @@ def argmax_first(values):
     return arm
 
 
-@njit(cache=True, inline="always")
-def record(t, arm, counts, checkpoints, ci, out, arms_out):
-    """Store the arm of round t and, at a checkpoint, the pull counts. Returns the next checkpoint index."""
-    if arms_out.size > 0:
-        arms_out[t - 1] = arm
-    if ci < checkpoints.size and t == checkpoints[ci]:
-        out[ci, :] = counts
-        ci += 1
-    return ci
-
-
 class RunningSums:
     """Plain running sums of one arm's rewards, for the reference implementations.
 
