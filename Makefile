@@ -7,10 +7,12 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install run test smoke paper bench lock clean-outputs
 
-$(STAMP): pyproject.toml
+# requirements.lock pins the exact versions CI used; it constrains the install so a fresh machine
+# gets the same environment (`make lock` rewrites it from the current .venv).
+$(STAMP): pyproject.toml requirements.lock
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -c requirements.lock -e '.[dev]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
 	@touch $(STAMP)
 
@@ -32,7 +34,7 @@ bench: $(STAMP)
 	$(PY) bench/run_all.py
 
 lock: $(STAMP)
-	$(PY) -m pip freeze --exclude-editable > requirements.lock
+	$(PY) -m pip freeze --exclude-editable | grep -v '^-e' > requirements.lock
 
 clean-outputs:
 	rm -rf outputs/smoke outputs/default outputs/paper outputs/interactive
