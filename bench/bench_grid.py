@@ -1,0 +1,157 @@
+"""Where the time of the paper-scale synthetic experiments goes, and how long they should take (prints figures).
+
+    .venv/bin/python bench/bench_grid.py [--sample 8] [--seeds 2] [--workers 2] [--policies ...] [--check]
+
+1. Times every policy's kernel (CPU time, so other processes on the machine do not inflate it) on the first
+   ``--sample`` instances of the LTF and concave sets the notebooks use, at T = 100,000, and the drawing of the
+   reward tables; fits the time per round as a + b K for each policy.
+2. From those fits and the K of every instance in the paper sets (100 each), predicts the CPU time of the paper
+   profiles of ltf_experiments, concave_experiments, window_ablation and noise_ablation, counting what run_grid
+   really runs: horizon-aware policies once per T, the others once to the largest T; one reward table per
+   (instance, seed); runs already cached by an earlier notebook (same instance, policy and T) not counted again.
+3. ``--check`` runs a small grid through run_grid on ``--workers`` processes (no cache) and compares its wall
+   time with the same prediction, which measures the parallel efficiency and the per-task overhead.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+
+from horizonbandits.experiments import instance_set, make_policies, run_grid
+from horizonbandits.rising import draw_observations, policy_stream_seed
+
+PAPER = dict(n_instances=100, n_seeds=40, horizons=list(range(10_000, 100_001, 10_000)), T_ablation=50_000,
+             eps_values=[0.5, 0.25, 0.125, 0.0625, 0.03125], sigmas=[0.001, 0.01, 0.05, 0.1],
+             noise_policies=["CURE-UCB", "SW-UCB", "R-ed-UCB"])
+MAIN_PARAMS = {"CURE-UCB": {"eps": 0.5}}  # as in the notebooks
+
+
+def measure(names, sample: int, seeds: int, T: int):
+    """Per (policy, family): fitted seconds per round a + b K; per family: table-drawing seconds per arm-round."""
+    pols = make_policies(names, MAIN_PARAMS)
+    rows, draws = [], []
+    for family in ("ltf", "concave"):
+        for key, inst in instance_set(family, sample, seed=0).items():
+            for s in range(seeds):
+                t0 = time.process_time()
+                obs = draw_observations(inst, T, seed=0, s=s)
+                obs.C, obs.W
+                draws.append({"family": family, "K": inst.K, "sec": time.process_time() - t0})
+                for name, pol in pols.items():
+                    pol.run_kernel(obs, 1_000, np.array([1_000]), np.empty(0, np.int64), 1)  # load the kernel
+                    t0 = time.process_time()
+                    pol.run_kernel(obs, T, np.array([T]), np.empty(0, np.int64), policy_stream_seed(0, s))
+                    rows.append({"policy": name, "family": family, "K": inst.K, "sec_per_round": (time.process_time() - t0) / T})
+    runs = pd.DataFrame(rows)
+    fits = {}
+    for name, g in runs.groupby("policy"):
+        b, a = np.polyfit(g["K"], g["sec_per_round"], 1) if g["K"].nunique() > 1 else (0.0, g["sec_per_round"].mean())
+        fits[name] = (a, b)
+    d = pd.DataFrame(draws)
+    draw_per_arm_round = float((d["sec"] / (d["K"] * T)).median())
+    return runs, fits, draw_per_arm_round, pols
+
+
+def predict(fits, pols, draw_cost, paper=PAPER, families=("ltf", "concave")):
+    """CPU seconds of each paper notebook, by policy, as run_grid schedules the work."""
+    Ks = {f: np.array([inst.K for inst in instance_set(f, paper["n_instances"], seed=0).values()]) for f in families}
+    seeds = paper["n_seeds"]
+    cached = set()  # (family, policy identity, T) already computed by an earlier notebook
+    out = []
+
+    def cost(name, K, rounds):
+        a, b = fits[name]
+        return float(np.sum((a + b * K) * rounds)) * seeds
+
+    def add(notebook, family, label, name, policy, horizons):
+        key_T = tuple(horizons) if not policy.uses_horizon else None
+        todo = [T for T in horizons if (family, repr(policy), T) not in cached] if policy.uses_horizon else \
+            ([max(horizons)] if (family, repr(policy), key_T) not in cached else [])
+        rounds = sum(todo)
+        out.append({"notebook": notebook, "family": family, "run": label, "cpu_s": cost(name, Ks[family], rounds)})
+        for T in (horizons if policy.uses_horizon else [key_T]):
+            cached.add((family, repr(policy), T))
+
+    for family in families:
+        nb = f"{family}_experiments"
+        for name, pol in pols.items():
+            add(nb, family, name, name, pol, paper["horizons"])
+        out.append({"notebook": nb, "family": family, "run": "reward tables",
+                    "cpu_s": draw_cost * float(np.sum(Ks[family])) * max(paper["horizons"]) * seeds})
+    if "CURE-UCB" in pols:
+        for family in families:
+            for e in paper["eps_values"]:
+                pol = make_policies(["CURE-UCB"], {"CURE-UCB": {"eps": e}})["CURE-UCB"]
+                add("window_ablation", family, f"CURE-UCB eps={e:g}", "CURE-UCB", pol, [paper["T_ablation"]])
+            out.append({"notebook": "window_ablation", "family": family, "run": "reward tables",
+                        "cpu_s": draw_cost * float(np.sum(Ks[family])) * paper["T_ablation"] * seeds})
+    noise_names = [n for n in paper["noise_policies"] if n in pols]
+    for family in families:
+        for sigma in paper["sigmas"]:
+            for name, pol in make_policies(noise_names, {k: v for k, v in MAIN_PARAMS.items() if k in noise_names},
+                                           sigma=sigma).items():
+                # A different sigma is a different instance (noise model) unless it equals the main experiments' 0.01.
+                fam = family if sigma == 0.01 else f"{family} sigma={sigma}"
+                Ks.setdefault(fam, Ks[family])
+                add("noise_ablation", fam, f"{name} sigma={sigma:g}", name, pol, [paper["T_ablation"]])
+            out.append({"notebook": "noise_ablation", "family": family, "run": "reward tables",
+                        "cpu_s": draw_cost * float(np.sum(Ks[family])) * paper["T_ablation"] * seeds})
+    return pd.DataFrame(out)
+
+
+def check(names, workers: int, fits, draw_cost, pols):
+    """Run a small concave grid through run_grid and compare its wall time with the prediction."""
+    small = dict(n_instances=6, n_seeds=4, horizons=[20_000, 50_000])
+    insts = instance_set("concave", small["n_instances"], seed=0)
+    Ks = np.array([i.K for i in insts.values()])
+    predicted = 0.0
+    for name, pol in pols.items():
+        a, b = fits[name]
+        rounds = sum(small["horizons"]) if pol.uses_horizon else max(small["horizons"])
+        predicted += float(np.sum((a + b * Ks) * rounds)) * small["n_seeds"]
+    predicted += draw_cost * float(Ks.sum()) * max(small["horizons"]) * small["n_seeds"]
+    t0 = time.perf_counter()
+    run_grid(insts, pols, small["horizons"], small["n_seeds"], seed=0, n_jobs=workers, cache=False, progress=False)
+    wall = time.perf_counter() - t0
+    print(f"\ncheck: 6 concave instances x 4 seeds x {len(pols)} policies, T = 20K and 50K, {workers} workers: "
+          f"predicted CPU {predicted:.1f} s -> ideal wall {predicted / workers:.1f} s; measured wall {wall:.1f} s "
+          f"(efficiency {predicted / workers / wall:.0%}, including worker start-up and kernel loading)")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sample", type=int, default=8, help="instances per family to time")
+    ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--policies", nargs="+", default=None)
+    ap.add_argument("--check", action="store_true", help="also run a small grid and compare with the prediction")
+    args = ap.parse_args(argv)
+    from horizonbandits.rising import POLICIES
+    names = args.policies or list(POLICIES)
+    T = 100_000
+    runs, fits, draw_cost, pols = measure(names, args.sample, args.seeds, T)
+    per = runs.groupby(["policy", "family"])["sec_per_round"].mean().unstack("family") * 1e9
+    per["K=3 ns/round"] = [fits[p][0] * 1e9 + 3 * fits[p][1] * 1e9 for p in per.index]
+    per["K=15 ns/round"] = [fits[p][0] * 1e9 + 15 * fits[p][1] * 1e9 for p in per.index]
+    per["horizon-aware"] = [pols[p].uses_horizon for p in per.index]
+    print(f"Kernel CPU time per round at T = {T:,} (mean over the sampled instances; fit a + b K):")
+    print(per.rename(columns={"ltf": "LTF ns/round", "concave": "concave ns/round"}).round(0).to_string())
+    print(f"reward table (draw + running sums): {draw_cost * 1e9:.1f} ns per arm and round")
+    pred = predict(fits, pols, draw_cost)
+    by_nb = pred.groupby("notebook", sort=False)["cpu_s"].sum()
+    print(f"\nPredicted CPU time of the paper profiles (100 instances x 40 seeds; T = 10K..100K; ablations at 50K):")
+    for nb, sec in by_nb.items():
+        print(f"  {nb:22s} {sec / 60:7.1f} CPU min  -> {sec / 60 / args.workers:6.1f} min on {args.workers} workers")
+    total = by_nb.sum()
+    print(f"  {'total':22s} {total / 60:7.1f} CPU min  -> {total / 60 / args.workers:6.1f} min on {args.workers} workers")
+    top = pred.groupby("run")["cpu_s"].sum().sort_values(ascending=False).head(8)
+    print("\nLargest items (CPU min, all notebooks): " + ", ".join(f"{k} {v / 60:.1f}" for k, v in top.items()))
+    if args.check:
+        check(names, args.workers, fits, draw_cost, pols)
+
+
+if __name__ == "__main__":
+    main()
