@@ -1,0 +1,89 @@
+"""Microseconds per cvxpy solve of the portfolio problems, and seconds per ROSCOC run (prints, asserts nothing).
+
+    .venv/bin/python bench/bench_portfolio.py [--solves 300] [--T 2000 20000] [--seeds 3]
+
+* plug-in solve: ``PortfolioSolver`` (max_x g(O x), O a Parameter), used once per run by
+  UCB-Portfolio and to find the optimum;
+* optimistic solve: ``OptimisticPortfolioSolver`` (ROSCOC's Stage-I convex step, boxes as
+  Parameters), used every Stage-I round with ``solve_every="round"``;
+* for comparison, the time of rebuilding the plug-in problem from scratch at every solve (what DPP
+  re-use saves), and the exact active-set solver used by the tests.
+
+Each figure is the median over 5 blocks of ``--solves`` solves on the section 7.3 reward with
+random inputs (the median resists other processes on a shared machine). Then the wall time of one
+seed of each policy on section73(T), and the projected time of the Figure 5 grid.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import cvxpy as cp
+import numpy as np
+
+from horizonbandits.commit.concave import run_seed
+from horizonbandits.commit.portfolio import (OptimisticPortfolioSolver, PortfolioSolver, portfolio_solve_exact)
+from horizonbandits.commit.portfolio_instances import section73
+from horizonbandits.commit.roscoc import ROSCOC, UCBPortfolio
+
+
+def per_call_us(fn, inputs, blocks=5):
+    times = []
+    for b in range(blocks):
+        t0 = time.perf_counter()
+        for args in inputs:
+            fn(*args)
+        times.append((time.perf_counter() - t0) / len(inputs) * 1e6)
+    return float(np.median(times))
+
+
+def rebuild_and_solve(reward, O):
+    x = cp.Variable(O.shape[1], nonneg=True)
+    cp.Problem(cp.Maximize(reward.cvxpy(O @ x)), [cp.sum(x) == 1]).solve(solver="CLARABEL")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--solves", type=int, default=300)
+    ap.add_argument("--T", type=int, nargs="+", default=[2000, 20000])
+    ap.add_argument("--seeds", type=int, default=2)
+    args = ap.parse_args(argv)
+    problem = section73(20000)
+    reward, K, d = problem.reward, problem.K, problem.d
+    rng = np.random.default_rng(0)
+    Os = [np.clip(problem.outcome_mean + 0.05 * rng.standard_normal((d, K)), 0, 1) for _ in range(args.solves)]
+    rads = [rng.uniform(0.0, 0.3, (d, K)) for _ in range(args.solves)]
+    plug, opt = PortfolioSolver(reward, K), OptimisticPortfolioSolver(reward, K)
+    plug.solve(Os[0]), opt.solve(Os[0] - rads[0], Os[0] + rads[0])  # first solve canonicalises
+    rows = [
+        ("plug-in solve, DPP re-solve", per_call_us(plug.solve, [(O,) for O in Os])),
+        ("optimistic solve, DPP re-solve", per_call_us(opt.solve, [(np.clip(O - r, 0, 1), np.clip(O + r, 0, 1))
+                                                                    for O, r in zip(Os, rads)])),
+        ("plug-in, rebuilt every solve", per_call_us(rebuild_and_solve, [(reward, O) for O in Os[:60]], blocks=3)),
+        ("exact active-set enumeration", per_call_us(lambda O: portfolio_solve_exact(O, reward.c, reward.A),
+                                                     [(O,) for O in Os[:60]], blocks=3)),
+    ]
+    print(f"section 7.3 reward, K = {K}, d = {d}")
+    for name, us in rows:
+        print(f"  {name:34s} {us:9.0f} us per solve")
+    print("\none seed per policy (wall seconds; Stage-I solves in brackets)")
+    seconds = {}
+    for T in args.T:
+        prob = section73(T)
+        for policy in (UCBPortfolio(), ROSCOC(), ROSCOC(solve_every="doubling")):
+            run_seed(prob, policy, 0, 0)
+            t0 = time.perf_counter()
+            for s in range(args.seeds):
+                run = run_seed(prob, policy, 1, s)
+            sec = (time.perf_counter() - t0) / args.seeds
+            seconds[(T, policy.label)] = sec
+            print(f"  T={T:6d} {policy.label:32s} {sec:7.3f} s  [{run.info.get('solves')}]")
+    opt_us = rows[1][1]
+    grid = [500, 1000, 2000, 4000, 10000, 15000, 20000]
+    solves = sum(ROSCOC().stage1_rounds(section73(T)) - 5 for T in grid)
+    print(f"\nFigure 5 grid: {solves} Stage-I solves per replication with solve_every='round';"
+          f" at {opt_us:.0f} us per solve, 200 replications take ~{200 * solves * opt_us / 1e6 / 60:.1f} CPU minutes")
+
+
+if __name__ == "__main__":
+    main()

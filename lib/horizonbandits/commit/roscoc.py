@@ -1,0 +1,310 @@
+"""ROSCOC and UCB-Portfolio for the concave-commitment model (sections 6.2 and 7.3 of the RAEC paper).
+
+Both policies take a :class:`~horizonbandits.commit.concave.PortfolioProblem` and one seed's
+:class:`~horizonbandits.commit.concave.PortfolioTables` and return a
+:class:`~horizonbandits.commit.concave.PolicyRun` (pulls over the N experiment rounds and the
+committed portfolio); :func:`~horizonbandits.commit.concave.simulate` turns these into regret.
+
+Our copy of the paper describes ROSCOC in words only (section 6.2; the pseudo-code is in an
+appendix we do not have). Every detail below that the text does not fix is a documented parameter.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from numba import njit
+
+from ..errors import check_choice, check_real
+from ..rng import PyStream
+from .concave import PolicyRun, PortfolioProblem, PortfolioTables, theorem63_stage1_budget
+from .portfolio import solver_for
+
+
+# ----------------------------------------------------------------------------------------------
+# UCB on f (the experiment phase of UCB-Portfolio): compiled kernel and its plain reference.
+
+@njit(cache=True)
+def _ucb_kernel(F, N, arms_out):
+    """UCB1 on the f-rewards for N rounds; F[i, n] is the f-reward of arm i's (n+1)-th pull.
+
+    Round t <= K pulls arm t-1; afterwards the arm with the largest mean + sqrt(2 log t / n)
+    (lowest index on ties). Returns pull counts; fills arms_out when it has length N.
+    """
+    K = F.shape[0]
+    n = np.zeros(K, dtype=np.int64)
+    s = np.zeros(K)
+    record = arms_out.shape[0] == N
+    for t in range(1, N + 1):
+        if t <= K:
+            arm = t - 1
+        else:
+            log_t = math.log(t)
+            arm, best = 0, -np.inf
+            for i in range(K):
+                b = s[i] / n[i] + math.sqrt(2.0 * log_t / n[i])
+                if b > best:
+                    arm, best = i, b
+        s[arm] += F[arm, n[arm]]
+        n[arm] += 1
+        if record:
+            arms_out[t - 1] = arm
+    return n
+
+
+def ucb_f_reference(F, N):
+    """Per-round Python UCB1 on f, line by line (section 7.2: UCB_i = mean_i + sqrt(2 log t / n_i)).
+
+    Returns the arm sequence; the tests check that the kernel picks the same arms.
+    """
+    K = F.shape[0]
+    n, total = [0] * K, [0.0] * K
+    arms = np.empty(N, dtype=np.int64)
+    for t in range(1, N + 1):
+        if t <= K:
+            arm = t - 1
+        else:
+            arm, best = 0, -math.inf
+            for i in range(K):
+                b = total[i] / n[i] + math.sqrt(2.0 * math.log(t) / n[i])
+                if b > best:
+                    arm, best = i, b
+        total[arm] += F[arm, n[arm]]
+        n[arm] += 1
+        arms[t - 1] = arm
+    return arms
+
+
+def ucb_f_counts(F, N, record_arms: bool = False):
+    arms = np.empty(N if record_arms else 0, dtype=np.int64)
+    counts = _ucb_kernel(np.ascontiguousarray(F, dtype=np.float64), int(N), arms)
+    return (counts, arms) if record_arms else counts
+
+
+# ----------------------------------------------------------------------------------------------
+# Stage II: arm elimination on f, counting earlier pulls (RAEC's Stage II, section 3.1).
+
+def round_robin_fill(need, budget: int) -> np.ndarray:
+    """Pulls given to each arm when arms with need[i] > 0 are pulled in turn (index order) until
+    each has its need or the budget runs out: the allocation of a round-robin epoch, computed
+    level by level instead of round by round."""
+    need = np.asarray(need, dtype=np.int64).copy()
+    give = np.zeros_like(need)
+    while budget > 0 and need.any():
+        open_ = np.flatnonzero(need > 0)
+        q = min(int(need[open_].min()), budget // open_.size)
+        if q == 0:  # fewer rounds left than open arms: one more pull for the first `budget` of them
+            give[open_[:budget]] += 1
+            break
+        give[open_] += q
+        need[open_] -= q
+        budget -= q * open_.size
+    return give
+
+
+def eliminate_on_f(CF, counts, rounds: int, N: int, scale: float):
+    """Run Stage II for ``rounds`` rounds starting from ``counts`` (pulls so far); return (counts, epochs).
+
+    Epoch l = 1, 2, ... has threshold 2^-l and target m_f,l = ceil(scale * 4 log N / threshold^2)
+    (section 3.1, with the 1/10 scale of section 7.3 passed in ``scale``); each active arm is
+    pulled round-robin until it has m_f,l pulls in total (Stage-I pulls count), then arms whose
+    empirical f-mean is more than the threshold below the best active one are eliminated. A lone
+    survivor takes all remaining rounds; when the rounds end inside an epoch they are shared
+    round-robin among the arms still below target (no elimination happens then).
+    """
+    counts = np.asarray(counts, dtype=np.int64).copy()
+    active = np.arange(counts.size)
+    left, epoch = int(rounds), 0
+    log_n = math.log(N) if N > 1 else 0.0
+    while left > 0:
+        if active.size == 1:
+            counts[active[0]] += left
+            break
+        epoch += 1
+        threshold = 2.0 ** -epoch
+        target = max(1, math.ceil(scale * 4.0 * log_n / threshold ** 2))
+        need = np.maximum(target - counts[active], 0)
+        give = round_robin_fill(need, left)
+        counts[active] += give
+        left -= int(give.sum())
+        if (give < need).any():
+            break
+        means = CF[active, counts[active]] / counts[active]
+        active = active[means >= means.max() - threshold]
+    return counts, epoch
+
+
+def eliminate_on_f_reference(F, counts, rounds: int, N: int, scale: float):
+    """Stage II one round at a time (the tests check that :func:`eliminate_on_f` gives the same counts).
+
+    Within an epoch the active arms are visited in index order, again and again, and a visited arm
+    below its target is pulled once; the epoch ends when all reach the target (then eliminate) or
+    when the rounds run out.
+    """
+    counts = [int(c) for c in counts]
+    total = [float(np.sum(F[i, :c])) for i, c in enumerate(counts)]
+    active = list(range(len(counts)))
+    t, epoch = 0, 0
+    while t < rounds:
+        if len(active) == 1:
+            counts[active[0]] += 1
+            t += 1
+            continue
+        epoch += 1
+        threshold = 2.0 ** -epoch
+        target = max(1, math.ceil(scale * 4.0 * (math.log(N) if N > 1 else 0.0) / threshold ** 2))
+        while t < rounds and any(counts[i] < target for i in active):
+            for i in active:
+                if counts[i] < target and t < rounds:
+                    total[i] += F[i, counts[i]]
+                    counts[i] += 1
+                    t += 1
+        if any(counts[i] < target for i in active):
+            break
+        best = max(total[i] / counts[i] for i in active)
+        active = [i for i in active if total[i] / counts[i] >= best - threshold]
+    return np.array(counts, dtype=np.int64), epoch
+
+
+# ----------------------------------------------------------------------------------------------
+# Policies.
+
+@dataclass(frozen=True)
+class UCBPortfolio:
+    """UCB-Portfolio (section 7.3): UCB1 on f for the N experiment rounds, then the plug-in portfolio.
+
+    The commitment is argmax_{x in simplex} g(O_hat x), with O_hat the empirical outcome means of
+    all experiment-phase pulls of each arm, solved with cvxpy (``PortfolioSolver``).
+    """
+
+    name: ClassVar[str] = "UCB-Portfolio"
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+    def run(self, problem: PortfolioProblem, tables: PortfolioTables, stream_seed: int = 0, trace: bool = False):
+        counts = ucb_f_counts(tables.F, problem.N)
+        O_hat = tables.outcome_means(counts)
+        x, value = solver_for(problem.reward, problem.K).solve(O_hat)
+        return PolicyRun(counts, x, dict(estimated_value=value, solves=1))
+
+
+@dataclass(frozen=True)
+class ROSCOC:
+    """Reserved online stochastic convex optimisation for commitment (ROSCOC), section 6.2.
+
+    Our reading of section 6.2 and of Agrawal and Devanur (2014), "Bandits with concave rewards and
+    convex knapsacks" (AD14), whose UCB algorithm is the "well-established online stochastic convex
+    optimisation algorithm" run in the reserved rounds:
+
+    Stage I (rounds 1..n1, reserved). n1 = min(N, max(K, round(stage1_scale * tau))) with
+      tau = min{N, (L_g^2 K d)^(1/3) (T - N)^(2/3)} (``theorem63_stage1_budget``: the budget that
+      balances the terms of Theorem 6.3, which our copy does not print; section 7.3 uses 0.3 tau).
+      The first K rounds pull each arm once. Then, at round t, with n_j pulls of arm j and empirical
+      outcome means v_j, AD14's confidence radius per coordinate is
+          rad = radius_scale * (sqrt(gamma v_j / n_j) + gamma / n_j),  gamma = log(K d n1) by default
+      (AD14 use rad(v, n) = sqrt(gamma v / n) + gamma / n with gamma = Theta(log(K d T / delta))
+      and boxes of twice that width; ``radius_scale`` = 2 is their box, the default 1 is the
+      radius itself), boxes [v - rad, v + rad] clipped to [0, 1]^d, and the convex step
+          x_t = argmax_{x in simplex, v'_j in box_j} g(sum_j x_j v'_j)
+      (``OptimisticPortfolioSolver``, cvxpy). The arm of round t is drawn from x_t with the
+      policy's own stream (``horizonbandits.rng.PyStream``). ``solve_every="round"`` re-solves
+      every round as in AD14; ``"doubling"`` re-solves only when the number of Stage-I pulls has
+      doubled since the last solve (after K, 2K, 4K, ... pulls) and keeps x between solves.
+    Stage II (rounds n1+1..N). Arm elimination on f with targets stage2_scale * m_f,l
+      (``eliminate_on_f``; 1/10 as in section 7.3), Stage-I pulls counting.
+    Commitment. ``commit="path"`` (the paper): the empirical distribution of the Stage-I
+      execution path, x_j = (Stage-I pulls of arm j) / n1, executed by sampling uniformly from the
+      path. ``commit="plugin"`` (our ablation, not in the paper): argmax g(O_hat x) with the
+      Stage-I empirical outcome means.
+
+    ``lipschitz=None`` uses the reward's l2 Lipschitz constant on [0, 1]^d.
+    """
+
+    stage1_scale: float = 0.3
+    stage2_scale: float = 0.1
+    solve_every: str = "round"
+    radius_scale: float = 1.0
+    gamma: float | None = None
+    commit: str = "path"
+    lipschitz: float | None = None
+
+    name: ClassVar[str] = "ROSCOC"
+
+    def __post_init__(self):
+        object.__setattr__(self, "stage1_scale", check_real("stage1_scale", self.stage1_scale, 0.0, lo_open=True))
+        object.__setattr__(self, "stage2_scale", check_real("stage2_scale", self.stage2_scale, 0.0, lo_open=True))
+        check_choice("solve_every", self.solve_every, ("round", "doubling"))
+        object.__setattr__(self, "radius_scale", check_real("radius_scale", self.radius_scale, 0.0))
+        if self.gamma is not None:
+            object.__setattr__(self, "gamma", check_real("gamma", self.gamma, 0.0, lo_open=True))
+        check_choice("commit", self.commit, ("path", "plugin"))
+        if self.lipschitz is not None:
+            object.__setattr__(self, "lipschitz", check_real("lipschitz", self.lipschitz, 0.0, lo_open=True))
+
+    @property
+    def label(self) -> str:
+        from dataclasses import fields
+        changed = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if getattr(self, f.name) != f.default]
+        return self.name + (f"({', '.join(changed)})" if changed else "")
+
+    def stage1_rounds(self, problem: PortfolioProblem) -> int:
+        L = problem.reward.lipschitz() if self.lipschitz is None else self.lipschitz
+        tau = theorem63_stage1_budget(problem.K, problem.d, problem.N, problem.T, L)
+        return int(min(problem.N, max(problem.K, round(self.stage1_scale * tau))))
+
+    def run(self, problem: PortfolioProblem, tables: PortfolioTables, stream_seed: int = 0, trace: bool = False):
+        K, d = problem.K, problem.d
+        n1 = self.stage1_rounds(problem)
+        gamma = math.log(K * d * n1) if self.gamma is None else self.gamma
+        solver = solver_for(problem.reward, K, optimistic=True)
+        stream = PyStream(stream_seed)
+        counts = np.zeros(K, dtype=np.int64)
+        sums = np.zeros((d, K))
+        x = np.full(K, 1.0 / K)
+        next_solve, solves = K, 0
+        path = np.empty(n1, dtype=np.int64)
+        xs = [] if trace else None
+        for t in range(1, n1 + 1):
+            if t <= K:
+                arm = t - 1
+            else:
+                if t - 1 >= next_solve:
+                    x = self._convex_step(solver, sums, counts, gamma)
+                    solves += 1
+                    next_solve = t if self.solve_every == "round" else 2 * (t - 1)
+                arm = _draw(x, stream.uniform())
+            if trace and t > K:
+                xs.append(x)
+            sums[:, arm] += tables.Y[arm, counts[arm]]
+            counts[arm] += 1
+            path[t - 1] = arm
+        if self.commit == "path":
+            portfolio = counts / n1
+        else:
+            portfolio, _ = solver_for(problem.reward, K).solve(sums / counts)
+            solves += 1
+        pulls, epochs = eliminate_on_f(tables.CF, counts, problem.N - n1, problem.N, self.stage2_scale)
+        info = dict(stage1_rounds=n1, solves=solves, stage2_epochs=epochs)
+        if trace:
+            info.update(path=path, stage1_portfolios=np.array(xs).reshape(-1, K), stage1_means=sums / counts)
+        return PolicyRun(pulls, portfolio, info)
+
+    def _convex_step(self, solver, sums, counts, gamma):
+        means = sums / counts
+        rad = self.radius_scale * (np.sqrt(gamma * means / counts) + gamma / counts)
+        x, _ = solver.solve(np.clip(means - rad, 0.0, 1.0), np.clip(means + rad, 0.0, 1.0))
+        return x
+
+
+def _draw(x, u: float) -> int:
+    """Inverse-CDF draw of an arm from the distribution x with the uniform u (last positive arm on round-off)."""
+    cum = 0.0
+    for j in range(x.size):
+        cum += x[j]
+        if u < cum:
+            return j
+    return int(np.flatnonzero(x > 0)[-1])

@@ -1,0 +1,139 @@
+"""ROSCOC and UCB-Portfolio: compiled UCB vs reference, Stage II vs its per-round reference, the stages."""
+import numpy as np
+import pytest
+
+from horizonbandits.commit.concave import PortfolioProblem, policy_stream_seed, run_seed
+from horizonbandits.commit.portfolio import QuadraticReward, portfolio_solve_exact
+from horizonbandits.commit.portfolio_instances import section73
+from horizonbandits.commit.roscoc import (ROSCOC, UCBPortfolio, eliminate_on_f, eliminate_on_f_reference,
+                                          round_robin_fill, ucb_f_counts, ucb_f_reference)
+
+
+def test_ucb_kernel_picks_the_reference_arms():
+    rng = np.random.default_rng(0)
+    for k in range(30):
+        K, N = int(rng.integers(2, 7)), int(rng.integers(1, 1500))
+        F = (rng.random((K, N)) < rng.random((K, 1))).astype(float)
+        if k % 5 == 0:
+            F[:] = k % 2  # identical arms: ties every round
+        counts, arms = ucb_f_counts(F, N, record_arms=True)
+        assert np.array_equal(arms, ucb_f_reference(F, N))
+        assert np.array_equal(counts, np.bincount(arms, minlength=K))
+
+
+def test_round_robin_fill_is_a_round_robin():
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        need = rng.integers(0, 12, size=int(rng.integers(1, 7)))
+        budget = int(rng.integers(0, need.sum() + 3))
+        got, left, give = need.copy(), budget, np.zeros_like(need)
+        while left > 0 and got.any():
+            for i in range(need.size):
+                if got[i] > 0 and left > 0:
+                    got[i] -= 1
+                    give[i] += 1
+                    left -= 1
+        assert np.array_equal(round_robin_fill(need, budget), give)
+
+
+def test_stage2_elimination_matches_its_per_round_reference():
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        K, N = int(rng.integers(2, 7)), int(rng.integers(2, 3000))
+        F = (rng.random((K, N)) < rng.random((K, 1))).astype(float)
+        start = np.minimum(rng.integers(0, 6, size=K), N // K)
+        rounds = int(rng.integers(0, N - start.sum() + 1))
+        scale = float(rng.choice([0.05, 0.1, 1.0]))
+        CF = np.concatenate([np.zeros((K, 1)), np.cumsum(F, axis=1)], axis=1)
+        fast, epochs = eliminate_on_f(CF, start, rounds, N, scale)
+        slow, epochs_ref = eliminate_on_f_reference(F, start, rounds, N, scale)
+        assert np.array_equal(fast, slow) and epochs == epochs_ref
+        assert fast.sum() == start.sum() + rounds
+
+
+def test_stage2_concentrates_on_the_f_best_arm():
+    F = np.zeros((3, 4000))
+    F[0] = 1.0  # arm 0 always pays, the others never: both are eliminated after epoch 1
+    counts, _ = eliminate_on_f(np.concatenate([np.zeros((3, 1)), np.cumsum(F, axis=1)], axis=1),
+                               np.zeros(3, dtype=np.int64), 4000, 4000, 0.1)
+    target = int(np.ceil(0.1 * 4 * np.log(4000) * 4))
+    assert counts[1] == counts[2] == target and counts[0] == 4000 - 2 * target
+
+
+@pytest.mark.parametrize("solve_every", ["round", "doubling"])
+def test_roscoc_stages_and_path_commitment(solve_every):
+    problem = section73(1200)
+    policy = ROSCOC(solve_every=solve_every)
+    run = policy.run(problem, problem.draw(0, 0), policy_stream_seed(0, 0), trace=True)
+    n1 = policy.stage1_rounds(problem)
+    L = problem.reward.lipschitz()
+    tau = min(problem.N, (L * L * 5 * 3) ** (1 / 3) * (problem.T - problem.N) ** (2 / 3))
+    assert n1 == round(0.3 * tau) and run.info["stage1_rounds"] == n1
+    path = run.info["path"]
+    assert np.array_equal(path[:5], np.arange(5))  # one pull per arm first
+    assert np.allclose(run.portfolio, np.bincount(path, minlength=5) / n1)  # the path's empirical distribution
+    assert run.pulls.sum() == problem.N and np.all(run.pulls >= np.bincount(path, minlength=5))
+    expected_solves = n1 - 5 if solve_every == "round" else int(np.floor(np.log2((n1 - 1) / 5))) + 1
+    assert run.info["solves"] == expected_solves
+    xs = run.info["stage1_portfolios"]
+    assert xs.shape == (n1 - 5, 5) and np.allclose(xs.sum(axis=1), 1)
+    if solve_every == "doubling":  # x changes only right after K, 2K, 4K, ... Stage-I pulls
+        changes = {i for i in range(1, len(xs)) if not np.array_equal(xs[i], xs[i - 1])}
+        assert changes <= {5 * 2 ** k - 5 for k in range(1, 20)}
+
+
+def test_roscoc_path_tracks_the_optimum_without_noise_or_optimism():
+    # With exact outcomes and zero radius every convex step returns x*: the path is a sample from x*.
+    problem = section73(40000, noise_sd=0.0)
+    policy = ROSCOC(radius_scale=0.0, solve_every="doubling", stage1_scale=0.3)
+    run = policy.run(problem, problem.draw(1, 0), policy_stream_seed(1, 0), trace=True)
+    n1 = run.info["stage1_rounds"]
+    assert n1 > 1000
+    xs = run.info["stage1_portfolios"]
+    assert np.allclose(xs, problem.optimal_portfolio, atol=1e-3)  # cvxpy's x* (interior point: ~1e-4 accurate)
+    expected = (1.0 + xs.sum(axis=0)) / n1  # the K initial pulls, then one draw from x_t per round
+    sd = np.sqrt((xs * (1 - xs)).sum(axis=0)) / n1
+    assert np.all(np.abs(run.portfolio - expected) <= 4 * sd + 1e-12)
+    # and its commitment loss is far below the uniform portfolio's
+    assert problem.commitment_regret(run.portfolio)[0] < 0.05 * problem.commitment_regret(np.full(5, 0.2))[0]
+
+
+def test_roscoc_plugin_commitment_solves_on_stage1_means():
+    problem = section73(2000)
+    tables = problem.draw(2, 0)
+    run = ROSCOC(commit="plugin").run(problem, tables, policy_stream_seed(2, 0), trace=True)
+    x, v = portfolio_solve_exact(run.info["stage1_means"], problem.reward.c)
+    assert abs(problem.reward.value(run.info["stage1_means"] @ run.portfolio) - v) < 1e-6
+
+
+def test_ucb_portfolio_commits_to_the_plug_in_optimum_of_its_pulls():
+    problem = section73(3000)
+    tables = problem.draw(5, 1)
+    run = UCBPortfolio().run(problem, tables)
+    assert np.array_equal(run.pulls, ucb_f_counts(tables.F, problem.N))
+    O_hat = np.stack([tables.Y[i, :n].mean(axis=0) for i, n in enumerate(run.pulls)], axis=1)
+    _, v = portfolio_solve_exact(O_hat, problem.reward.c)
+    assert abs(problem.reward.value(O_hat @ run.portfolio) - v) < 1e-6
+    assert run.pulls[0] == run.pulls.max()  # UCB spends most rounds on the f-best arm
+
+
+def test_roscoc_accepts_a_user_reward_and_small_budgets():
+    # N smaller than K: Stage I is cut at N, so only some arms are tried and the path is the commitment.
+    problem = PortfolioProblem([0.5, 0.4, 0.3, 0.2], np.full((2, 4), 0.5), QuadraticReward([0.5, 0.5]), N=3, T=50)
+    run = run_seed(problem, ROSCOC(), seed=0, s=0)
+    assert run.pulls.sum() == 3 and np.allclose(run.portfolio, [1 / 3, 1 / 3, 1 / 3, 0])
+
+
+def test_parameter_validation():
+    with pytest.raises(ValueError, match="stage1_scale=0"):
+        ROSCOC(stage1_scale=0)
+    with pytest.raises(ValueError, match="solve_every='weekly'"):
+        ROSCOC(solve_every="weekly")
+    with pytest.raises(ValueError, match="commit='best'"):
+        ROSCOC(commit="best")
+    with pytest.raises(ValueError, match="radius_scale=-1"):
+        ROSCOC(radius_scale=-1)
+    with pytest.raises(ValueError, match="gamma=0"):
+        ROSCOC(gamma=0)
+    assert ROSCOC(solve_every="doubling").label == "ROSCOC(solve_every='doubling')"
+    assert ROSCOC().label == "ROSCOC" and UCBPortfolio().label == "UCB-Portfolio"
