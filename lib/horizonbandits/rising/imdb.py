@@ -192,7 +192,8 @@ def fetch_imdb(dest=None, arms=ALL_ARMS, commit: str = UPSTREAM_COMMIT, timeout:
     ``dest`` is the data folder (default: as :func:`data_root` resolves it). Each file is checked
     (a 1-D float array of accuracies) and written atomically as ``<arm>.npy``; existing files are
     kept unless ``overwrite``. The repository's licence is saved as ``LICENSE.source``. Needs
-    network access; the tests never call it. Returns the curves folder.
+    network access (ConnectionError, an OSError, when it fails; ValueError for a file that is not
+    a curve); the tests never call it. Returns the curves folder.
     """
     folder = data_root(dest) / SUBDIR
     folder.mkdir(parents=True, exist_ok=True)
@@ -204,11 +205,11 @@ def fetch_imdb(dest=None, arms=ALL_ARMS, commit: str = UPSTREAM_COMMIT, timeout:
         try:
             payload = _download(url, timeout)
         except OSError as exc:
-            raise RuntimeError(f"could not download {url} ({exc}): check the network, or copy the files by hand "
-                               f"into {folder} as <arm>.npy") from None
+            raise ConnectionError(f"could not download {url} ({exc}): check the network, or copy the files by hand "
+                                  f"into {folder} as <arm>.npy") from None
         curve = np.load(io.BytesIO(payload), allow_pickle=False)
         if curve.ndim != 1 or not np.all(np.isfinite(curve)) or curve.min() < 0 or curve.max() > 1:
-            raise RuntimeError(f"{url} is not a learning curve (shape {curve.shape}): nothing written for {arm}")
+            raise ValueError(f"{url} is not a learning curve (shape {curve.shape}): nothing written for {arm}")
         atomic_write(target, lambda tmp, c=curve: _save_npy(tmp, c))
     licence = folder / "LICENSE.source"
     if not licence.is_file():
