@@ -472,8 +472,7 @@ def execute_notebook(task: Task) -> Result:
     good = profile_dir / "notebooks" / f"{task.name}.ipynb"
     bad = profile_dir / "failed" / f"{task.name}.ipynb"
     running = profile_dir / ".running"
-    for folder in (good.parent, bad.parent, running):
-        folder.mkdir(parents=True, exist_ok=True)
+    running.mkdir(parents=True, exist_ok=True)
     _clear_owned(profile_dir, task.name, task.all_names)
     fd, tmp_name = tempfile.mkstemp(prefix=f"{task.name}.", suffix=".ipynb", dir=running)
     os.close(fd)
@@ -507,12 +506,14 @@ def execute_notebook(task: Task) -> Result:
                 result.traceback_tail = [f"kernel: {ln}" for ln in lines if ln.strip()][-8:]
         result.wall_time_s = round(time.perf_counter() - t0, 3)
         if result.status == "ok":
+            good.parent.mkdir(exist_ok=True)
             os.replace(_readable(tmp), good)
             _unlink(bad, profile_dir / "failed" / f"{task.name}.html")
             final, html_path = good, profile_dir / "html" / f"{task.name}.html"
         else:
             _unlink(good, profile_dir / "html" / f"{task.name}.html")
             if tmp.exists() and tmp.stat().st_size > 0:
+                bad.parent.mkdir(exist_ok=True)
                 os.replace(_readable(tmp), bad)
                 final, html_path = bad, bad.with_suffix(".html")
             else:
