@@ -12,6 +12,8 @@ import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 
 
 def resolve_output_dir(output_dir: str | os.PathLike = "") -> Path:
@@ -29,6 +31,7 @@ def atomic_write(path: str | os.PathLike, write) -> Path:
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; give results the usual permissions
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
