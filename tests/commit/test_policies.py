@@ -94,6 +94,12 @@ def test_raec_reserved_epochs_follow_theorem_31_and_the_clamp():
     assert tf[0] == math.ceil(4 * math.log(5000) * 4) and tf[-1] >= 5000 > tf[-2]
 
 
+def test_raec_eps_by_region_reserves_more_in_region_two():
+    p = instances.section72(20000)
+    assert RAEC(eps="by_region").epsilon(p) == theory.epsilon_by_region(4, p.N, p.T)
+    assert RAEC(eps="by_region").stage1_epochs(p) > RAEC().stage1_epochs(p)
+
+
 def test_raec_trace_eliminates_exactly_the_arms_beyond_the_threshold():
     problem = PROBLEMS["eliminating"]
     policy = RAEC(stage1_scale=0.2, stage2_scale=0.2)
@@ -139,7 +145,7 @@ def test_no_shift_policy_finds_the_best_arm_when_f_equals_g():
 
 
 @pytest.mark.parametrize("kwargs, word", [
-    (dict(eps=-0.1), "eps"), (dict(stage1_scale=0), "stage1_scale"), (dict(stage2_scale=-1), "stage2_scale"),
+    (dict(eps=-0.1), "eps"), (dict(eps="region"), "eps"), (dict(stage1_scale=0), "stage1_scale"), (dict(stage2_scale=-1), "stage2_scale"),
     (dict(commit="best"), "commit"), (dict(min_epochs=-1), "min_epochs"), (dict(min_epochs=1.5), "min_epochs"),
 ])
 def test_raec_rejects_bad_hyperparameters(kwargs, word):

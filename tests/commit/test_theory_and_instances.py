@@ -132,3 +132,11 @@ def test_grid_and_slopes():
     cases = [dict(T=T, problem=instances.section72(T)) for T in (500, 1000)]
     table = run_grid(cases, {"RAEC": instances.section72_policy()}, n_seeds=20, seed=0)
     assert list(table["T"]) == [500, 1000] and (table["ci_low"] <= table["mean_regret"]).all()
+
+
+def test_epsilon_by_region_follows_section_32():
+    K, N, T = 4, 5000, 20000
+    assert theory.regime(K, N, T, "section3") == "II"
+    assert theory.epsilon_by_region(K, N, T) == pytest.approx((K * math.log(T - N) / (T - N)) ** (1 / 3))
+    assert theory.epsilon_by_region(K, N, T) < theory.raec_epsilon(K, N, T)
+    assert theory.epsilon_by_region(K, 50, T) == pytest.approx(4 * math.sqrt(K * math.log(T - 50) / 50))

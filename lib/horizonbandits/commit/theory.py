@@ -42,6 +42,20 @@ def raec_epsilon(K, N, T) -> float:
     return max(4.0 * math.sqrt(K * lg / N), (K * lg / (T - N)) ** (1.0 / 3.0))
 
 
+def epsilon_by_region(K, N, T) -> float:
+    """eps as section 3.2 states it region by region: 4 sqrt(K log(T-N) / N) in region I, (K log(T-N) / (T-N))^(1/3)
+    in regions II and III (``regime(..., boundaries="section3")``).
+
+    At finite T the two terms of Theorem 3.1's max are not ordered like the regions (the constant 4 moves the
+    crossing by a factor 16 in N), so this choice reserves more exploration than ``raec_epsilon`` in much of region II.
+    """
+    K, N, T = _check(K, N, T)
+    lg = math.log(T - N)
+    if regime(K, N, T, "section3") == "I":
+        return 4.0 * math.sqrt(K * lg / N)
+    return (K * lg / (T - N)) ** (1.0 / 3.0)
+
+
 def raec_epochs(K, N, T) -> float:
     """L = ceil(log2(1/eps)) with Theorem 3.1's eps: may be <= 0 (eps >= 1) or inf (eps = 0)."""
     return epochs_for(raec_epsilon(K, N, T))

@@ -61,7 +61,8 @@ class RAEC(_EliminationPolicy):
     round N. The commitment is uniform over the surviving g-set A_g (``commit="uniform"``, Algorithm 1) or
     its empirical g-best (``commit="empirical"``, section 7), with g-means over every experiment pull.
 
-    eps defaults to Theorem 3.1's choice (``theory.raec_epsilon``). That eps is >= 1 for short experiments
+    eps defaults to Theorem 3.1's choice (``theory.raec_epsilon``); ``eps="by_region"`` takes the region-wise statement
+    of section 3.2 instead (``theory.epsilon_by_region``), a number fixes it. Theorem 3.1's eps is >= 1 for short experiments
     at the paper's horizons (then ceil(log2(1/eps)) <= 0 and Stage I would be empty) and is 0 when
     T - N = 1 (log 1 = 0, L infinite): L is clamped to [min_epochs, 62]. ``min_epochs=1`` (default)
     always reserves the first epoch (threshold 1/2); ``min_epochs=0`` follows the formula literally.
@@ -87,7 +88,9 @@ class RAEC(_EliminationPolicy):
     name = "RAEC"
 
     def __post_init__(self):
-        if self.eps is not None:
+        if self.eps is not None and self.eps != "by_region":
+            if isinstance(self.eps, str):
+                raise ValueError(f"eps={self.eps!r} is not allowed: expected None, 'by_region' or a number >= 0")
             object.__setattr__(self, "eps", check_real("eps", self.eps, 0.0))
         object.__setattr__(self, "stage1_scale", check_real("stage1_scale", self.stage1_scale, 0.0, lo_open=True))
         object.__setattr__(self, "stage2_scale", check_real("stage2_scale", self.stage2_scale, 0.0, lo_open=True))
@@ -100,7 +103,11 @@ class RAEC(_EliminationPolicy):
 
     def epsilon(self, problem) -> float:
         """The accuracy eps used on this problem (Theorem 3.1's unless given)."""
-        return theory.raec_epsilon(problem.K, problem.N, problem.T) if self.eps is None else self.eps
+        if self.eps is None:
+            return theory.raec_epsilon(problem.K, problem.N, problem.T)
+        if self.eps == "by_region":
+            return theory.epsilon_by_region(problem.K, problem.N, problem.T)
+        return self.eps
 
     def theory_epochs(self, problem) -> float:
         """ceil(log2(1/eps)) before clamping (may be <= 0 or inf)."""
