@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_int, check_real
-from ...rng import PyStream, new_state, nb_normal
+from ...rng import PyStream, new_state, nb_normal_step
 from .base import RisingPolicy, round_robin_arm
 from ._common import RunningSums, empty_trace
 
@@ -30,7 +30,9 @@ class ETSWGTS(RisingPolicy):
 
     and the arm with the largest theta_i is pulled. The draws are theta_i = mu_i + s_i z_i with
     s_i = 1 / sqrt(gamma h_i) and z_i a standard normal from the policy's stream, taken for arms
-    0..K-1 in that order every sampling round. Ties go to the lowest index.
+    0..K-1 in that order every sampling round. Ties go to the lowest index. The normals come from
+    the stream's ziggurat sampler (``rng.nb_normal_step`` / ``PyStream.normal_zig``, exact, about
+    one 64-bit draw each) rather than Box-Muller: the same distribution at a tenth of the cost.
 
     Defaults and readings (every one a parameter):
 
@@ -85,7 +87,7 @@ class ETSWGTS(RisingPolicy):
                     h = min(N[i], self.window)
                     mu = sums[i].total(N[i] - h + 1, N[i]) / h
                     sd = 1.0 / math.sqrt(self.gamma * h)
-                    theta = mu + sd * stream.normal()
+                    theta = mu + sd * stream.normal_zig()
                     if trace:
                         index_trace[t - 1, i] = theta
                     if theta > best:
@@ -105,6 +107,7 @@ def _et_swgts_kernel(C, T, window, explore, gamma, checkpoints, arms_out, state)
     mean = np.zeros(K)
     sd = np.zeros(K)
     n_explore = K * explore
+    s = state[0]  # the stream's state as a local scalar: no array traffic per draw
     # Bookkeeping written out here rather than through _common.record: a helper call that takes
     # arrays costs hundreds of ns per round in our measurements, the inline form a few.
     keep_arms = arms_out.size > 0
@@ -117,10 +120,11 @@ def _et_swgts_kernel(C, T, window, explore, gamma, checkpoints, arms_out, state)
             arm = 0
             best = -np.inf
             for i in range(K):
-                theta = mean[i] + sd[i] * nb_normal(state)
-                if theta > best:
-                    best = theta
-                    arm = i
+                z, s = nb_normal_step(s)
+                theta = mean[i] + sd[i] * z
+                better = theta > best  # branch-free select: the winner changes unpredictably
+                best = theta if better else best
+                arm = i if better else arm
         counts[arm] += 1
         n = counts[arm]
         h = n if n < window else window
@@ -133,4 +137,5 @@ def _et_swgts_kernel(C, T, window, explore, gamma, checkpoints, arms_out, state)
                 out[ci, k] = counts[k]
             ci += 1
             next_cp = checkpoints[ci] if ci < checkpoints.size else -1
+    state[0] = s
     return out

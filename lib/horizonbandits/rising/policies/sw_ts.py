@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ...rng import PyStream, nb_beta, nb_uniform, new_state
+from ...rng import PyStream, nb_beta_int_step, nb_gamma_constants, nb_uniform_step, new_state
 from .base import RisingPolicy
 from ._common import empty_trace
 from .sw_ucb import check_window
@@ -31,8 +31,12 @@ class SWTS(RisingPolicy):
     these binary outcomes.
 
     Randomness, all from the policy's stream (``horizonbandits.rng``), in this order each round:
-    theta_0 .. theta_{K-1} (``beta``), then u for the Bernoulli trick (``uniform``; drawn even when
-    the reward is already 0 or 1, so the stream's use does not depend on the rewards' type).
+    theta_0 .. theta_{K-1}, then u for the Bernoulli trick (``uniform``; drawn even when the reward
+    is already 0 or 1, so the stream's use does not depend on the rewards' type). Each theta_i is an
+    exact Beta(a, b) draw (a = S_i + 1, b = F_i + 1) as X / (X + Y), X ~ Gamma(a) drawn before
+    Y ~ Gamma(b) (``rng.nb_beta_int_step`` / ``PyStream.beta_int``): a gamma of integer shape 1 or 2
+    is a sum of ziggurat exponentials, a larger one comes from Marsaglia and Tsang's method (2000)
+    on ziggurat normals; the kernel tabulates that method's constants for shapes 1 .. tau + 1.
 
     ``tau`` = None means ceil(sqrt(T)) (Metelli et al. 2022: T^(1 - beta) with beta = 1/2), so the
     policy reads T and ``uses_horizon`` is True.
@@ -72,7 +76,7 @@ class SWTS(RisingPolicy):
             for i in range(K):
                 successes = sum(y for a, y in recent if a == i)
                 failures = sum(1 - y for a, y in recent if a == i)
-                theta = stream.beta(float(successes + 1), float(failures + 1))
+                theta = stream.beta_int(successes + 1, failures + 1)
                 if trace:
                     index_trace[t - 1, i] = theta
                 if theta > best:
@@ -95,6 +99,12 @@ def _sw_ts_kernel(X, T, tau, checkpoints, arms_out, state):
     ring_arm = np.zeros(size, dtype=np.int64)
     ring_y = np.zeros(size, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
+    # Marsaglia-Tsang constants of Gamma(n + 1), n = 0 .. size: S_i + 1 and F_i + 1 never exceed size + 1.
+    gd = np.empty(size + 1)
+    gc = np.empty(size + 1)
+    for n in range(size + 1):
+        gd[n], gc[n] = nb_gamma_constants(float(n + 1))
+    s = state[0]  # the stream's state as a local scalar: no array traffic per draw
     pos = 0
     # Bookkeeping written out rather than through _common.record, whose call costs tens of ns a round.
     keep_arms = arms_out.size > 0
@@ -104,13 +114,16 @@ def _sw_ts_kernel(X, T, tau, checkpoints, arms_out, state):
         arm = 0
         best = -np.inf
         for i in range(K):
-            theta = nb_beta(state, float(S[i] + 1), float(F[i] + 1))
-            if theta > best:
-                best = theta
-                arm = i
+            a = S[i]
+            b = F[i]
+            theta, s = nb_beta_int_step(s, a + 1, b + 1, gd[a], gc[a], gd[b], gc[b])
+            better = theta > best  # branch-free select: the winner changes unpredictably
+            best = theta if better else best
+            arm = i if better else arm
         counts[arm] += 1
         reward = min(max(X[arm, counts[arm]], 0.0), 1.0)
-        y = 1 if nb_uniform(state) < reward else 0
+        u, s = nb_uniform_step(s)
+        y = 1 if u < reward else 0
         if t > tau:  # round t - tau leaves: its outcome goes back to the arm pulled then
             old = ring_arm[pos]
             S[old] -= ring_y[pos]
@@ -129,4 +142,5 @@ def _sw_ts_kernel(X, T, tau, checkpoints, arms_out, state):
                 out[ci, k] = counts[k]
             ci += 1
             next_cp = checkpoints[ci] if ci < checkpoints.size else -1
+    state[0] = s
     return out
