@@ -62,9 +62,18 @@ def test_loky_workers_and_chunking_do_not_change_numbers(reference_grid, instanc
 
 
 def test_dask_local_cluster_gives_the_loky_numbers(reference_grid, instances, policies):
-    df = run_grid(instances, policies, HORIZONS, n_seeds=5, seed=3, backend="dask", n_jobs=2, chunk_size=3,
-                  cache=False, progress=False)
-    pd.testing.assert_frame_equal(numbers(df), numbers(reference_grid))
+    try:
+        df = run_grid(instances, policies, HORIZONS, n_seeds=5, seed=3, backend="dask", n_jobs=2, chunk_size=3,
+                      cache=False, progress=False)
+        pd.testing.assert_frame_equal(numbers(df), numbers(reference_grid))
+        assert len(ex._DASK_CLIENTS) == 1  # the LocalCluster is kept for the next call
+        again = run_grid(instances, policies, [HORIZONS[0]], n_seeds=2, seed=3, backend="dask", n_jobs=2,
+                         cache=False, progress=False)
+        assert len(ex._DASK_CLIENTS) == 1
+        pd.testing.assert_frame_equal(numbers(again), numbers(reference_grid.query("T == @HORIZONS[0] and seed < 2")))
+    finally:
+        ex.close_dask_clients()
+    assert not ex._DASK_CLIENTS
 
 
 def test_cache_rerun_is_free_and_code_change_invalidates(instances, policies, tmp_path, monkeypatch):

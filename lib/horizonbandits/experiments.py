@@ -81,7 +81,7 @@ INSTANCE_FAMILIES = ("ltf", "concave")
 
 
 def instance_set(family: str, n_instances: int, seed: int = 0, H: int = 100_000,
-                 noise: float | str = 0.01) -> dict[str, RisingInstance]:
+                 noise: float | str = 0.01, **options) -> dict[str, RisingInstance]:
     """The random instances of appendix B.1 (``"ltf"``: B.1.1 via ``ltf_random``; ``"concave"``: B.1.2 via
     ``concave_random``), labelled "ltf 000", "ltf 001", ...
 
@@ -90,6 +90,7 @@ def instance_set(family: str, n_instances: int, seed: int = 0, H: int = 100_000,
     first instances of the paper run) and every notebook that asks for the same set gets the same
     instances (and shares their cached runs). H is the reference horizon: the LTF saturation times
     are drawn in [0.05 H, H], the concave curves reach L at H, and the mean tables stop at H.
+    ``options`` go to the generator (``ltf_random`` or ``concave_random``), e.g. ``challenger_blend``.
     """
     from .rising.generators import concave_random
     from .rising.instances import ltf_random
@@ -101,9 +102,9 @@ def instance_set(family: str, n_instances: int, seed: int = 0, H: int = 100_000,
     for j in range(n_instances):
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(j,)))
         if family == "ltf":
-            out[f"ltf {j:03d}"] = ltf_random(rng, T_ref=H, noise=noise)
+            out[f"ltf {j:03d}"] = ltf_random(rng, T_ref=H, noise=noise, **options)
         else:
-            out[f"concave {j:03d}"] = concave_random(rng, H=H, noise=noise)
+            out[f"concave {j:03d}"] = concave_random(rng, H=H, noise=noise, **options)
     return out
 
 
@@ -377,23 +378,55 @@ def _indexed_task(i, a):
     return i, run_task(*a)
 
 
-def _execute_dask(args: list, workers: int, address: str | None):
-    from distributed import Client, LocalCluster, as_completed
+_DASK_CLIENTS: dict = {}
+
+
+def _dask_client(workers: int, address: str | None):
+    """One client per scheduler address (or per local worker count), kept for the session and closed at exit,
+    so that a notebook calling run_grid several times starts its LocalCluster once."""
+    import atexit
+
+    from distributed import Client, LocalCluster
+    key = address or ("local", workers)
+    client = _DASK_CLIENTS.get(key)
+    if client is not None and client.status == "running":
+        return client
     if address:
-        client, cluster = Client(address), None
+        client = Client(address)
     else:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=40)
         client = Client(cluster)
+    _DASK_CLIENTS[key] = client
+    atexit.register(_close_dask, key)
+    return client
+
+
+def _close_dask(key) -> None:
+    client = _DASK_CLIENTS.pop(key, None)
+    if client is not None:
+        cluster = client.cluster
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def close_dask_clients() -> None:
+    """Close the dask clients (and local clusters) that run_grid opened in this session."""
+    for key in list(_DASK_CLIENTS):
+        _close_dask(key)
+
+
+def _execute_dask(args: list, workers: int, address: str | None):
+    from distributed import as_completed
+    client = _dask_client(workers, address)
+    futures = [client.submit(_indexed_task, i, a, pure=False) for i, a in enumerate(args)]
     try:
-        futures = [client.submit(_indexed_task, i, a, pure=False) for i, a in enumerate(args)]
         for fut in as_completed(futures):
             yield fut.result()
             fut.release()
     finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        client.cancel(futures)
 
 
 def _assemble(instances, policies, horizons, runs, chunks, results) -> pd.DataFrame:
