@@ -123,6 +123,16 @@ def test_T_max_and_noise_are_passed_through():
     assert inst.T_max == 25_000 and inst.noise == 0.05 and inst.K == 4
 
 
+def test_shapes_scale_with_H():
+    # The late bloomer's rate scales as 1/H, so its curve at n = x H is the same for every H.
+    small = concave_arm_specs(np.random.default_rng(1), K=3, H=5_000)
+    big = concave_arm_specs(np.random.default_rng(1), K=3, H=100_000)
+    lb_small = next(a for a in small if a.role == "late bloomer")
+    lb_big = next(a for a in big if a.role == "late bloomer")
+    assert lb_small.k * 5_000 == pytest.approx(lb_big.k * 100_000)
+    assert lb_small.curve(5_000, 5_000)[2_500] == pytest.approx(lb_big.curve(100_000, 100_000)[50_000])
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"K": 2}, "K=2"),
     ({"H": 10}, "H=10"),

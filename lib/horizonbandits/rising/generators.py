@@ -119,7 +119,7 @@ def _check_range(name: str, value, lo: float = 0.0, hi: float = 1.0) -> tuple[fl
 
 def concave_arm_specs(rng: np.random.Generator, K: int | None = None, H: int = 100_000, *,
                       share: float = 0.85, perturbation: float = 0.05,
-                      bloomer_start: float = 0.10, bloomer_level: float = 0.95, bloomer_rate: float = 4 / 30_000,
+                      bloomer_start: float = 0.10, bloomer_level: float = 0.95, bloomer_rate: float | None = None,
                       peaker_start=(0.40, 0.58), peaker_level_max: float = 0.60, peaker_checkpoint=(0.02, 0.10),
                       challenger_start=(0.08, 0.12), challenger_level=(0.85, 0.90),
                       challenger_blend=(0.5, 0.8), challenger_checkpoint=(0.3, 0.8),
@@ -134,6 +134,9 @@ def concave_arm_specs(rng: np.random.Generator, K: int | None = None, H: int = 1
     K - 2 - floor(K/2) distractors with s ~ U[0.05, 0.50] and L <= 0.70; a uniformly drawn family
     per arm (other than the late bloomer); k calibrated so that 85 % of the rise is done by a target
     checkpoint n*, times U[0.95, 1.05]; a random arm order.
+
+    The late bloomer's rate ``bloomer_rate`` defaults to 4/30,000 scaled by 100,000 / H (k H = 40/3), which is
+    the appendix's value at its H = 100,000 and keeps the same shape for smaller H (smoke runs).
 
     Not given, our choices (fractions of H, all parameters):
 
@@ -159,6 +162,8 @@ def concave_arm_specs(rng: np.random.Generator, K: int | None = None, H: int = 1
     H = check_int("H", H, 100)
     share = check_real("share", share, 0.0, 1.0, lo_open=True, hi_open=True)
     perturbation = check_real("perturbation", perturbation, 0.0, 1.0, hi_open=True)
+    if bloomer_rate is None:
+        bloomer_rate = 4 / 30_000 * (100_000 / H)
     bloomer_rate = check_real("bloomer_rate", bloomer_rate, 0.0, lo_open=True)
     min_rise = check_real("min_rise", min_rise, 0.0)
     ranges = {name: _check_range(name, value) for name, value in [
