@@ -21,5 +21,18 @@ __all__ = ["CommitProblem", "CommitPolicy", "CommitResult", "RAEC", "UCBCommit",
            "NoShiftElimination", "COMMIT_POLICIES", "make_commit_policy", "simulate", "reference_runs",
            "run_grid", "summarise", "slope", "theory", "instances"]
 
-# >>> issue 7 (portfolio extension) exports, added by the integrator >>>
-# <<< issue 7 exports <<<
+# Portfolio extension (section 6.2 / 7.3): loaded on first use, because cvxpy takes seconds to import.
+_PORTFOLIO_EXPORTS = {
+    "portfolio_solve": ".portfolio", "portfolio_solve_exact": ".portfolio", "QuadraticReward": ".portfolio",
+    "ROSCOC": ".roscoc", "UCBPortfolio": ".roscoc",
+    "PortfolioProblem": ".concave", "simulate_portfolio": ".concave",
+}
+__all__ += list(_PORTFOLIO_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _PORTFOLIO_EXPORTS:
+        import importlib
+        module = importlib.import_module(_PORTFOLIO_EXPORTS[name], __name__)
+        return getattr(module, "simulate" if name == "simulate_portfolio" else name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
