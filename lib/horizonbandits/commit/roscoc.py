@@ -206,9 +206,10 @@ class ROSCOC:
       The first K rounds pull each arm once. Then, at round t, with n_j pulls of arm j and empirical
       outcome means v_j, AD14's confidence radius per coordinate is
           rad = radius_scale * (sqrt(gamma v_j / n_j) + gamma / n_j),  gamma = log(K d n1) by default
-      (AD14 use rad(v, n) = sqrt(gamma v / n) + gamma / n with gamma = Theta(log(K d T / delta))
-      and boxes of twice that width; ``radius_scale`` = 2 is their box, the default 1 is the
-      radius itself), boxes [v - rad, v + rad] clipped to [0, 1]^d, and the convex step
+      (AD14's Bernstein-type radius rad(v, n) = sqrt(gamma v / n) + gamma / n for [0, 1]-valued
+      outcomes, gamma = Theta(log(K d T / delta)); their estimate sets are boxes of a small
+      constant multiple of it, which ``radius_scale`` sets; 0 makes every step a greedy plug-in
+      step), boxes [v - rad, v + rad] clipped to [0, 1]^d, and the convex step
           x_t = argmax_{x in simplex, v'_j in box_j} g(sum_j x_j v'_j)
       (``OptimisticPortfolioSolver``, cvxpy). The arm of round t is drawn from x_t with the
       policy's own stream (``horizonbandits.rng.PyStream``). ``solve_every="round"`` re-solves
