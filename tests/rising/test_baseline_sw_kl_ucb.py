@@ -28,7 +28,7 @@ def kl(p, q):
     """Bernoulli divergence, with log1p so that it stays accurate for q close to p."""
     out = 0.0
     if p > 0:
-        out += p * math.log1p((p - q) / q)
+        out += p * (math.log1p((p - q) / q) if q < 2 * p else math.log(p / q))
     if p < 1:
         out += (1 - p) * math.log1p((q - p) / (1 - q))
     return out
@@ -70,10 +70,25 @@ def test_kl_upper_bound_matches_bisection_and_its_compiled_twin():
             if delta == 0.0 or p == 1.0:
                 assert u == p  # the constraint holds only at q = p
             else:
-                assert u == pytest.approx(bisection_bound(p, delta), abs=1e-12)
+                assert u == pytest.approx(bisection_bound(p, delta), abs=1e-13)
     rng = np.random.default_rng(0)
     for p, delta, steps in zip(rng.random(200), rng.exponential(0.5, 200), rng.integers(1, 6, 200)):
         assert kl_upper_bound(p, delta, int(steps)) == nb_kl_upper_bound(p, delta, int(steps))
+
+
+def test_kl_upper_bound_is_accurate_across_scales():
+    """Means near 0 and 1 and thresholds from 1e-12 to 400 (where the solver switches between log1p
+    and log, skips or uses its second starting bound, and may fall back to bisection)."""
+    rng = np.random.default_rng(7)
+    n = 1500
+    ps = np.concatenate([rng.random(n), rng.random(n) ** 4, 1 - rng.random(n) ** 4])
+    deltas = np.exp(rng.uniform(math.log(1e-12), math.log(400.0), ps.size))
+    worst = 0.0
+    for p, delta in zip(ps, deltas):
+        u = kl_upper_bound(float(p), float(delta), 16)
+        assert u == nb_kl_upper_bound(float(p), float(delta), 16)
+        worst = max(worst, abs(u - bisection_bound(p, delta)))
+    assert worst < 1e-13
 
 
 def test_exploration_level_is_log_s_plus_c_loglog_s_never_negative():

@@ -13,47 +13,77 @@ from numba import njit
 from ...errors import check_int, check_real
 from .base import RisingPolicy, round_robin_arm
 from ._common import RunningSums, empty_trace
-from .sw_ucb import slide_window
 
 
 def kl_upper_bound(p, delta, max_steps):
     """max{q in [p, 1] : kl(p, q) <= delta} for the Bernoulli divergence
     kl(p, q) = p log(p/q) + (1 - p) log((1 - p)/(1 - q)), with p in [0, 1] and delta >= 0.
 
-    Newton's method on g(q) = kl(p, q) - delta, which is convex and increasing on [p, 1). It starts
-    right of the root, at the smaller of two upper bounds on it:
+    The root of g(q) = kl(p, q) - delta, which is convex and increasing on [p, 1), by Householder's
+    third-order iteration (quartic convergence: its derivatives g', g'' and g''' are rational, so a
+    step costs the two logarithms of g and a few divisions, like a Newton step, and about two steps
+    do what takes Newton four). It starts right of the root, at the smaller of two upper bounds:
 
     - Pinsker, kl(p, q) >= 2 (q - p)^2, gives q <= p + sqrt(delta / 2);
     - dropping p log(1/q) >= 0 gives q <= 1 - (1 - p) exp(-(delta - p log p) / (1 - p)) < 1;
 
-    so the iterates decrease monotonically to the root (convexity) and never meet the pole at
-    q = 1. At most ``max_steps`` steps, stopping earlier after a step smaller than 1e-9 (q - p)
-    (Newton converges quadratically, so the next one would be lost in rounding) or one that no
-    longer lowers the iterate (a floating-point fixed point). The same source is compiled for the kernels (``nb_kl_upper_bound``)
-    and run as plain Python by the references, so both return the same double.
+    and keeps the root bracketed by the signs of g (an iterate that would leave the bracket is
+    replaced by the bracket's midpoint, so the pole at q = 1 is never met). At most ``max_steps``
+    steps, stopping after a step below 1e-5 (q - p): the error left is then of the order of that
+    step to the fourth power, below rounding. kl is evaluated with log1p while q - p < 1e-3
+    (accurate for q close to p) and with plain logarithms, twice as cheap, above (their rounding
+    then moves the root by at most about 1e-16 q (1 - q) / (q - p) < 3e-14). The same source is
+    compiled for the kernels (``nb_kl_upper_bound``) and run as plain Python by the references, so
+    both return the same double.
     """
     if p >= 1.0:
         return 1.0
     if delta <= 0.0:
         return p
-    plogp = p * math.log(p) if p > 0.0 else 0.0
-    q = min(p + math.sqrt(delta / 2.0), 1.0 - (1.0 - p) * math.exp(-(delta - plogp) / (1.0 - p)))
-    if q >= 1.0:  # the root is within rounding of 1
+    hi = p + math.sqrt(delta / 2.0)
+    # The second bound costs a log and an exp; skip it when Pinsker's is already below a cheap lower
+    # bound of it (-p log p >= p (1 - p) and exp(-y) <= 1 / (1 + y)), so that it could not be smaller.
+    if hi > 1.0 - (1.0 - p) * (1.0 - p) / (1.0 - p + delta + p * (1.0 - p)):
+        plogp = p * math.log(p) if p > 0.0 else 0.0
+        hi = min(hi, 1.0 - (1.0 - p) * math.exp(-(delta - plogp) / (1.0 - p)))
+    if hi >= 1.0:  # the root is within rounding of 1
         return 1.0
+    lo = p
+    q = hi
     for _ in range(max_steps):
         if q <= p:
             return p
-        # kl(p, q) written with log1p, accurate when q is close to p (small delta)
-        kl = (1.0 - p) * math.log1p((q - p) / (1.0 - q))
-        if p > 0.0:
-            kl += p * math.log1p((p - q) / q)
-        step = (kl - delta) * (q * (1.0 - q)) / (q - p)  # g(q) / g'(q), g'(q) = (q - p) / (q (1 - q))
+        inv_q = 1.0 / q
+        inv_1q = 1.0 / (1.0 - q)
+        if q - p >= 1e-3:
+            kl = (1.0 - p) * math.log((1.0 - p) * inv_1q)
+            if p > 0.0:
+                kl += p * math.log(p * inv_q)
+        else:  # log1p keeps kl accurate when q is close to p (small delta)
+            kl = (1.0 - p) * math.log1p((q - p) * inv_1q)
+            if p > 0.0:
+                kl += p * (math.log1p((p - q) * inv_q) if q < 2.0 * p else math.log(p * inv_q))
+        g = kl - delta
+        if g > 0.0:
+            hi = q
+        else:
+            lo = q
+        # Householder step q - h (1 - h a2 / 2) / (1 - h a2 + h^2 a3 / 6), with h = g / g' and
+        # a2, a3 = g'' / g', g''' / g' at q; 1 / g' = q (1 - q) / (q - p).
+        w = q * (1.0 - q) / (q - p)
+        h = g * w
+        a2 = (p * inv_q * inv_q + (1.0 - p) * inv_1q * inv_1q) * w
+        a3 = 2.0 * ((1.0 - p) * inv_1q * inv_1q * inv_1q - p * inv_q * inv_q * inv_q) * w
+        step = h * (1.0 - 0.5 * h * a2) / (1.0 - h * a2 + h * h * a3 / 6.0)
         nxt = q - step
-        if not nxt < q:
+        if nxt == q:  # converged to rounding
             break
-        q = nxt
-        if step <= 1e-9 * (q - p):  # quadratic convergence: the next step would be below rounding
-            break
+        if lo < nxt < hi:
+            q = nxt
+            if abs(step) <= 1e-5 * (q - p):  # quartic convergence: what is left is below rounding
+                break
+        else:
+            q = 0.5 * (lo + hi)  # safeguard: a step leaving the bracket becomes a bisection
     return q
 
 
@@ -104,14 +134,16 @@ class SWKLUCB(RisingPolicy):
     - rewards outside [0, 1] (Gaussian noise) are clipped to [0, 1] one by one before averaging,
       since the Bernoulli divergence is defined on [0, 1] only;
     - log log s is dropped while negative (s = 1, 2; see :func:`exploration_level`);
-    - the upper bound is solved by at most ``kl_steps`` Newton steps (see :func:`kl_upper_bound`),
-      accurate to about 1e-13 with the default 16.
+    - the upper bound is solved by at most ``kl_steps`` Householder steps (third order; see
+      :func:`kl_upper_bound`), accurate to a few 1e-14 with the default 16; two steps are typical.
 
     Implementation: window counts O(1) per round with a ring buffer of arms (the leaving round's
     count goes back to the arm pulled then); window sums are differences of each arm's running sums
     of clipped rewards (its N_i latest pulls are exactly its pulls in the window), computed the same
-    way in the reference. An index is recomputed only when its arm's window changed or, while
-    s = min(t - 1, tau) still grows, every round.
+    way in the reference; the kernel keeps only each arm's last tau + 1 running sums, in a ring. An
+    index is recomputed only when its arm's window changed (the arm pulled last round and the arm
+    whose pull left the window) or, while s = min(t - 1, tau) still grows, every round. The index is
+    a function of (p_i, level / N_i) only, so an unchanged window keeps its index exactly.
     """
 
     c: float = 3.0
@@ -163,28 +195,26 @@ class SWKLUCB(RisingPolicy):
         return (arms, index_trace) if trace else arms
 
 
-@njit(cache=True, inline="always")
-def _kl_index(P, i, n, m, level, kl_steps):
-    if m == 0:
-        return np.inf
-    p = nb_clip01((P[i, n + 1] - P[i, n - m + 1]) / m)
-    return nb_kl_upper_bound(p, level / m, kl_steps)
-
-
 @njit(cache=True)
 def _sw_kl_ucb_kernel(X, T, tau, c, kl_steps, checkpoints, arms_out):
+    # Everything below is written out in this one function: a helper call that takes arrays pays
+    # reference-count updates every time, more than the bookkeeping itself.
     K = X.shape[0]
+    size = min(tau, T)
     counts = np.zeros(K, dtype=np.int64)
-    m = np.zeros(K, dtype=np.int64)
-    P = np.zeros((K, T + 2))  # P[i, n + 1] = sum of the clipped rewards of arm i's pulls 1..n
+    m = np.zeros(K, dtype=np.int64)  # pulls of each arm in the window
+    # Running sums of each arm's clipped rewards, kept modulo L = size + 1: R[i, (n + 1) % L] is the
+    # sum over its pulls 1..n. A window sum needs only the last m <= size + 1 of them.
+    L = size + 1
+    R = np.zeros((K, L))
+    head = np.ones(K, dtype=np.int64)  # (counts[i] + 1) % L, kept without a division
     index = np.full(K, np.inf)
-    ring = np.zeros(min(tau, T), dtype=np.int64)
+    ring = np.zeros(size, dtype=np.int64)  # arm of each round in the window
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     pos = 0
     pulled = -1
     left = -1
     level = 0.0
-    # Bookkeeping written out rather than through _common.record, whose call costs tens of ns a round.
     keep_arms = arms_out.size > 0
     next_cp = checkpoints[0] if checkpoints.size > 0 else -1
     ci = 0
@@ -192,26 +222,46 @@ def _sw_kl_ucb_kernel(X, T, tau, c, kl_steps, checkpoints, arms_out):
         if t <= K:
             arm = t - 1
         else:
-            if t <= tau + 1 or t == K + 1:
-                # s = min(t - 1, tau) still grows (or first index round): every index is stale.
+            grow = t <= tau + 1 or t == K + 1  # s = min(t - 1, tau) still grows: every index is stale
+            if grow:
                 level = nb_exploration_level(min(t - 1, tau), c)
-                for i in range(K):
-                    index[i] = _kl_index(P, i, counts[i], m[i], level, kl_steps)
-            else:
-                # Only the arm pulled last round and the arm that left the window changed.
-                index[pulled] = _kl_index(P, pulled, counts[pulled], m[pulled], level, kl_steps)
-                if left >= 0 and left != pulled:
-                    index[left] = _kl_index(P, left, counts[left], m[left], level, kl_steps)
+            # otherwise only the arm pulled last round and the arm that left the window changed
+            for j in range(K if grow else 2):
+                i = j if grow else (pulled if j == 0 else left)
+                if i < 0 or (j == 1 and not grow and left == pulled):
+                    continue
+                mi = m[i]
+                if mi == 0:
+                    index[i] = np.inf
+                else:
+                    hd = head[i]
+                    first = hd - mi if hd >= mi else hd - mi + L  # (counts[i] + 1 - m_i) % L
+                    p = min(max((R[i, hd] - R[i, first]) / mi, 0.0), 1.0)
+                    index[i] = nb_kl_upper_bound(p, level / mi, kl_steps)
             arm = 0
             best = index[0]
             for i in range(1, K):
-                if index[i] > best:
-                    best = index[i]
-                    arm = i
+                v = index[i]
+                better = v > best  # branch-free select: the leader changes unpredictably
+                best = v if better else best
+                arm = i if better else arm
         counts[arm] += 1
         n = counts[arm]
-        P[arm, n + 1] = P[arm, n] + nb_clip01(X[arm, n])
-        pos, left = slide_window(ring, pos, m, arm, t, tau)
+        hd = head[arm]
+        nxt = hd + 1 if hd + 1 < L else 0
+        R[arm, nxt] = R[arm, hd] + min(max(X[arm, n], 0.0), 1.0)
+        head[arm] = nxt
+        # Slide the window past round t: round t - tau leaves, and its count goes back to the arm
+        # pulled then (not the one pulled now).
+        left = -1
+        if t > tau:
+            left = ring[pos]
+            m[left] -= 1
+        ring[pos] = arm
+        m[arm] += 1
+        pos += 1
+        if pos == size:
+            pos = 0
         pulled = arm
         if keep_arms:
             arms_out[t - 1] = arm
