@@ -139,6 +139,10 @@ def test_section73_arms_and_validation():
     assert problem.N == 250 and problem.K == 5 and problem.d == 3
     assert np.allclose(problem.mu_f, [0.65, 0.45, 0.16, 0.08, 0.02])
     assert np.argmax(problem.mu_f) == 0 and set(np.argsort(problem.mu_f)[:3]) == {2, 3, 4}
+    with pytest.raises(ValueError, match="policy="):
+        simulate(problem, "ROSCOC")
+    with pytest.raises(ValueError, match="n_seeds=0"):
+        simulate(problem, ROSCOC(), n_seeds=0)
     with pytest.raises(ValueError, match="delta_f"):
         section73(1000, delta_f=1.5)
     with pytest.raises(ValueError, match="T=4"):

@@ -24,7 +24,7 @@ Y_bar, the average commitment outcome, has mean M x and covariance Sigma_x / (T 
 ``execution="sampled"`` (the paper's ROSCOC: every commitment round draws an arm from x)
 Sigma_x = sum_i x_i E[o o^T | i] - (M x)(M x)^T; with ``execution="proportional"`` (a fixed share
 x_i of the rounds to arm i) Sigma_x = sum_i x_i diag(var_i). For the quadratic reward the gap is
-tr(A Sigma_x) exactly, a constant below d / 4 that no policy can avoid; ``sampling_cost`` keeps it
+tr(A Sigma_x) exactly, a constant (at most d / 4 when A = I) that no policy can avoid; ``sampling_cost`` keeps it
 apart so that the commitment loss is visible on its own. Everything is pseudo-regret (expectations
 given the policy's choices), so the commitment phase is never simulated round by round.
 
@@ -259,6 +259,8 @@ def simulate(problem: PortfolioProblem, policy, n_seeds: int = 1, seed: int = 0,
     """
     if not isinstance(problem, PortfolioProblem):
         raise ValueError(f"problem={problem!r} is not allowed: expected a PortfolioProblem")
+    if not callable(getattr(policy, "run", None)):
+        raise ValueError(f"policy={policy!r} is not allowed: expected a portfolio policy such as ROSCOC() or UCBPortfolio()")
     n_seeds = check_int("n_seeds", n_seeds, 1)
     seed = check_int("seed", seed, 0)
     n_jobs = check_int("n_jobs", n_jobs, 1)
