@@ -1,9 +1,10 @@
 """ROSCOC and UCB-Portfolio: compiled UCB vs reference, Stage II vs its per-round reference, the stages."""
+import cvxpy as cp
 import numpy as np
 import pytest
 
 from horizonbandits.commit.concave import PortfolioProblem, policy_stream_seed, run_seed
-from horizonbandits.commit.portfolio import QuadraticReward, portfolio_solve_exact
+from horizonbandits.commit.portfolio import ConcaveReward, QuadraticReward, portfolio_solve_exact
 from horizonbandits.commit.portfolio_instances import section73
 from horizonbandits.commit.roscoc import (ROSCOC, UCBPortfolio, eliminate_on_f, eliminate_on_f_reference,
                                           round_robin_fill, ucb_f_counts, ucb_f_reference)
@@ -117,7 +118,35 @@ def test_ucb_portfolio_commits_to_the_plug_in_optimum_of_its_pulls():
     assert run.pulls[0] == run.pulls.max()  # UCB spends most rounds on the f-best arm
 
 
-def test_roscoc_accepts_a_user_reward_and_small_budgets():
+class WorstCoordinate(ConcaveReward):
+    """g(y) = min_i y_i: a user-defined concave reward (max-min balance of the outcome coordinates)."""
+
+    d = 2
+
+    def cvxpy(self, y):
+        return cp.min(y)
+
+    def value(self, y):
+        return np.min(np.asarray(y, dtype=float), axis=-1)
+
+    def lipschitz(self):
+        return 1.0
+
+
+def test_policies_run_with_a_user_defined_concave_reward():
+    loc = np.array([[0.9, 0.1, 0.5, 0.2], [0.1, 0.9, 0.4, 0.2]])
+    problem = PortfolioProblem([0.6, 0.5, 0.4, 0.3], loc, WorstCoordinate(), N=300, T=1200, noise_sd=0.05)
+    # the optimum mixes arms 1 and 2 half and half: min(0.5, 0.5) beats arm 3's 0.4
+    grid = np.random.default_rng(0).dirichlet(np.ones(4), size=20000)
+    best = problem.reward.value(grid @ problem.outcome_mean.T).max()
+    assert problem.optimal_value >= best - 1e-7 and problem.optimal_value > 0.45
+    for policy in (ROSCOC(solve_every="doubling"), UCBPortfolio()):
+        run = run_seed(problem, policy, seed=0, s=0)
+        assert run.pulls.sum() == 300 and abs(run.portfolio.sum() - 1) < 1e-9
+        assert problem.commitment_regret(run.portfolio)[0] >= 0
+
+
+def test_roscoc_with_fewer_experiment_rounds_than_arms():
     # N smaller than K: Stage I is cut at N, so only some arms are tried and the path is the commitment.
     problem = PortfolioProblem([0.5, 0.4, 0.3, 0.2], np.full((2, 4), 0.5), QuadraticReward([0.5, 0.5]), N=3, T=50)
     run = run_seed(problem, ROSCOC(), seed=0, s=0)
