@@ -18,14 +18,12 @@ UNIFORM, NORMAL, GAMMA, BETA = 0, 1, 2, 3  # array-state samplers
 U_STEP, NORMAL_STEP, EXP_STEP, GAMMA_STEP, GAMMA_INT_STEP, BETA_INT_STEP = 4, 5, 6, 7, 8, 9  # scalar state
 
 
+# One small compiled function per sampler family (the step samplers are inlined into their caller,
+# and one function holding them all takes several times longer to compile).
+
 @njit
-def compiled_draws(state, n, kind, p1, p2):
-    """n draws of one sampler; the scalar-state kinds start from state[0] and write it back."""
+def _array_state_draws(state, n, kind, p1, p2):
     out = np.empty(n)
-    s = state[0]
-    d1, c1 = nb_gamma_constants(p1 if p1 >= 1.0 else 1.0)
-    d2, c2 = nb_gamma_constants(p2 if p2 >= 1.0 else 1.0)
-    n1, n2 = int(p1), int(p2)
     for k in range(n):
         if kind == UNIFORM:
             out[k] = nb_uniform(state)
@@ -33,23 +31,71 @@ def compiled_draws(state, n, kind, p1, p2):
             out[k] = nb_normal(state)
         elif kind == GAMMA:
             out[k] = nb_gamma(state, p1)
-        elif kind == BETA:
+        else:
             out[k] = nb_beta(state, p1, p2)
-        elif kind == U_STEP:
+    return out
+
+
+@njit
+def _ziggurat_draws(state, n, kind):
+    out = np.empty(n)
+    s = state[0]
+    for k in range(n):
+        if kind == U_STEP:
             out[k], s = nb_uniform_step(s)
         elif kind == NORMAL_STEP:
             out[k], s = nb_normal_step(s)
-        elif kind == EXP_STEP:
-            out[k], s = nb_exponential_step(s)
-        elif kind == GAMMA_STEP:
-            out[k], s = nb_gamma_step(s, d1, c1)
-        elif kind == GAMMA_INT_STEP:
-            out[k], s = nb_gamma_int_step(s, n1, d1, c1)
         else:
-            out[k], s = nb_beta_int_step(s, n1, n2, d1, c1, d2, c2)
-    if kind >= U_STEP:
-        state[0] = s
+            out[k], s = nb_exponential_step(s)
+    state[0] = s
     return out
+
+
+@njit
+def _gamma_draws(state, n, shape):
+    out = np.empty(n)
+    s = state[0]
+    d, c = nb_gamma_constants(shape)
+    for k in range(n):
+        out[k], s = nb_gamma_step(s, d, c)
+    state[0] = s
+    return out
+
+
+@njit
+def _gamma_int_draws(state, n, shape):
+    out = np.empty(n)
+    s = state[0]
+    d, c = nb_gamma_constants(float(shape))
+    for k in range(n):
+        out[k], s = nb_gamma_int_step(s, shape, d, c)
+    state[0] = s
+    return out
+
+
+@njit
+def _beta_int_draws(state, n, a, b):
+    out = np.empty(n)
+    s = state[0]
+    da, ca = nb_gamma_constants(float(a))
+    db, cb = nb_gamma_constants(float(b))
+    for k in range(n):
+        out[k], s = nb_beta_int_step(s, a, b, da, ca, db, cb)
+    state[0] = s
+    return out
+
+
+def compiled_draws(state, n, kind, p1, p2):
+    """n draws of one sampler; the scalar-state kinds start from state[0] and write it back."""
+    if kind <= BETA:
+        return _array_state_draws(state, n, kind, p1, p2)
+    if kind <= EXP_STEP:
+        return _ziggurat_draws(state, n, kind)
+    if kind == GAMMA_STEP:
+        return _gamma_draws(state, n, p1)
+    if kind == GAMMA_INT_STEP:
+        return _gamma_int_draws(state, n, int(p1))
+    return _beta_int_draws(state, n, int(p1), int(p2))
 
 
 def twin_draws(seed, n, kind, p1=1.0, p2=1.0):

@@ -5,12 +5,16 @@ and in the plain-Python reference so that a test can compare them pull for pull.
 the splitmix64 generator (Steele, Lea and Flood 2014): the kernel through the ``nb_*`` functions,
 which keep the state in a one-element ``uint64`` array, the reference through :class:`PyStream`,
 which does the same integer arithmetic on Python ints masked to 64 bits. Derived draws (normal,
-gamma, beta) are built from uniforms with the same operations in the same order on both sides,
-so the floats agree bit for bit (``tests/test_rng.py`` checks it).
+exponential, gamma, beta) are built from the 64-bit outputs with the same operations in the same
+order on both sides, so the floats agree bit for bit (``tests/test_rng.py`` checks it).
 
 Hot loops use the scalar-state variants (``nb_*_step``): the state travels as a plain uint64 rather
 than in an array, and normals and exponentials come from ziggurats, which makes a Gaussian, gamma
 or Beta draw several times cheaper than through Box-Muller.
+
+Numba's on-disk cache keys a kernel on its own source file only: after editing this module, delete
+the ``__pycache__`` index files of the kernels that inline it (or touch their sources), or they keep
+running the old samplers while their references run the new ones.
 
 Environment noise does not come from here: it is pre-drawn per seed with numpy (see
 ``horizonbandits.rising.simulate``). This stream is only the policy's own randomness.
