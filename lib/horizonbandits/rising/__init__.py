@@ -7,9 +7,8 @@ from .oracle import (collected_value, exhaustive_best_allocation, optimal_arm, o
 from .policies import POLICIES, CureUCB, RedUCB, RisingPolicy, make_policy
 from .simulate import RunResult, run_seed, simulate
 from .generators import concave_random
-from .imdb import PAPER_ARMS, imdb
+from .imdb import PAPER_ARMS  # the loader is rising.imdb.imdb: a function named like its module would hide the module
 from .llm import llm_rewards
-from .learning_curves import learning_curves
 
 __all__ = [
     "RisingInstance", "figure1", "ltf", "ltf_random", "ltf_saturating", "prop53",
@@ -17,5 +16,5 @@ __all__ = [
     "collected_value", "exhaustive_best_allocation", "switch_horizons", "optimal_arm", "optimal_value", "pseudo_regret", "regret_curve",
     "POLICIES", "CureUCB", "RedUCB", "RisingPolicy", "make_policy",
     "RunResult", "run_seed", "simulate",
-    "concave_random", "PAPER_ARMS", "imdb", "llm_rewards", "learning_curves",
+    "concave_random", "PAPER_ARMS", "llm_rewards",
 ]
