@@ -6,7 +6,10 @@ Subpackages: ``horizonbandits.rising`` (rising rested bandits, CURE-UCB paper) a
 """
 import importlib
 
+from ._numba_cache import configure_numba_cache
+
 __version__ = "0.1.0"
+NUMBA_CACHE = configure_numba_cache()  # before any kernel module is imported
 
 _SUBMODULES = ("rising", "commit", "plotting", "experiments", "testing", "outputs", "errors", "rng", "workbook")
 
