@@ -1,0 +1,27 @@
+"""The numba cache folder follows the package source, so an edit anywhere compiles afresh."""
+import subprocess
+import sys
+
+from horizonbandits._numba_cache import source_digest
+
+
+def test_digest_changes_with_any_source_file(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "sub" / "b.py").write_text("y = 2\n")
+    first = source_digest(pkg)
+    assert source_digest(pkg) == first
+    (pkg / "sub" / "b.py").write_text("y = 3\n")
+    assert source_digest(pkg) != first
+
+
+def test_numba_is_pointed_at_the_digest_folder_unless_the_user_chose_one(tmp_path):
+    code = "import horizonbandits as hb, numba.core.config as c; print(hb.NUMBA_CACHE, c.CACHE_DIR)"
+    env = {"PATH": "", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == out[1] and out[0].startswith(str(tmp_path / "cache" / "horizonbandits" / "numba"))
+    assert out[0].endswith(source_digest())
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "mine")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "None" and out[1] == str(tmp_path / "mine")
