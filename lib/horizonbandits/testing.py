@@ -15,6 +15,14 @@ from .rising.observations import draw_observations, policy_stream_seed
 from .rising.policies.base import RisingPolicy
 
 
+def kernel_arms(policy: RisingPolicy, X, T: int, stream_seed: int = 0) -> np.ndarray:
+    """The compiled kernel's arm sequence on a hand-made reward table ``X`` (K x (T + 1), column 0 = mu(0))."""
+    from .rising.observations import Observations
+    arms = np.empty(T, dtype=np.int64)
+    policy.run_kernel(Observations(np.asarray(X, dtype=float)), T, np.array([T], dtype=np.int64), arms, stream_seed)
+    return arms
+
+
 def kernel_and_reference_arms(policy: RisingPolicy, inst: RisingInstance, T: int, seed: int = 0, s: int = 0,
                               noise=None):
     """Arm sequences (kernel, reference) of one seed index on the same inputs."""

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import horizonbandits.rising as R
-from horizonbandits.rising.observations import Observations
 from horizonbandits.rising.policies import POLICIES
 from horizonbandits.rising.policies.rexp3 import Rexp3
 from horizonbandits.testing import assert_kernel_matches_reference
+from horizonbandits.testing import kernel_arms as run_arms
 
 T = 2000
 
@@ -21,12 +21,6 @@ POLICY_CASES = [
     Rexp3(variation_rate=0.05),        # short batches from the formula
     Rexp3(batch=10 * T, gamma=0.9),    # a single batch: plain Exp3
 ]
-
-
-def run_arms(policy, X, T, stream_seed=0):
-    arms = np.empty(T, dtype=np.int64)
-    policy.run_kernel(Observations(X), T, np.array([T], dtype=np.int64), arms, stream_seed)
-    return arms
 
 
 @pytest.mark.parametrize("policy", POLICY_CASES, ids=lambda p: repr(p))

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 import horizonbandits.rising as R
-from horizonbandits.rising.observations import Observations
 from horizonbandits.rising.policies import POLICIES
 from horizonbandits.rising.policies.sw_kl_ucb import (SWKLUCB, exploration_level, kl_upper_bound,
                                                       nb_kl_upper_bound)
 from horizonbandits.testing import assert_kernel_matches_reference
+from horizonbandits.testing import kernel_arms as run_arms
 
 T = 1200
 
@@ -43,12 +43,6 @@ def bisection_bound(p, delta, steps=200):
         else:
             hi = mid
     return lo
-
-
-def run_arms(policy, X, T):
-    arms = np.empty(T, dtype=np.int64)
-    policy.run_kernel(Observations(X), T, np.array([T], dtype=np.int64), arms, 0)
-    return arms
 
 
 @pytest.mark.parametrize("policy", POLICY_CASES, ids=lambda p: repr(p))

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import horizonbandits.rising as R
-from horizonbandits.rising.observations import Observations
 from horizonbandits.rising.policies import POLICIES
 from horizonbandits.rising.policies.sw_ts import SWTS
 from horizonbandits.testing import assert_kernel_matches_reference
+from horizonbandits.testing import kernel_arms as run_arms
 
 T = 1000
 
@@ -19,12 +19,6 @@ POLICY_CASES = [
     SWTS(tau=1),     # a window of one round
     SWTS(tau=400),   # a long window
 ]
-
-
-def run_arms(policy, X, T, stream_seed=0):
-    arms = np.empty(T, dtype=np.int64)
-    policy.run_kernel(Observations(X), T, np.array([T], dtype=np.int64), arms, stream_seed)
-    return arms
 
 
 @pytest.mark.parametrize("policy", POLICY_CASES, ids=lambda p: repr(p))

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import horizonbandits.rising as R
-from horizonbandits.rising.observations import Observations
 from horizonbandits.rising.policies import POLICIES
 from horizonbandits.rising.policies.sw_ucb import SWUCB
 from horizonbandits.testing import assert_kernel_matches_reference
+from horizonbandits.testing import kernel_arms as run_arms
 
 T = 1500
 
@@ -20,12 +20,6 @@ POLICY_CASES = [
     SWUCB(tau=3, xi=0.1, B=3.0),   # window shorter than K for K >= 3
     SWUCB(tau=10 * T),             # nothing ever leaves: plain UCB with log t
 ]
-
-
-def run_arms(policy, X, T):
-    arms = np.empty(T, dtype=np.int64)
-    policy.run_kernel(Observations(X), T, np.array([T], dtype=np.int64), arms, 0)
-    return arms
 
 
 @pytest.mark.parametrize("policy", POLICY_CASES, ids=lambda p: repr(p))
