@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._numba_cache import source_digest
 from .errors import check_choice, check_int, check_real
 from .outputs import REPO_ROOT, atomic_write
 from .rising.instances import RisingInstance
@@ -129,8 +130,9 @@ def code_digest() -> str:
 
 @lru_cache(maxsize=8)
 def _code_digest(listing) -> str:
-    # Keyed on (path, mtime, size) so that repeated calls are free and an edited file is re-read.
-    return _digest(*[(path, (PACKAGE_DIR / path).read_bytes()) for path, _, _ in listing])
+    # Keyed on (path, mtime, size) so that repeated calls are free and an edited file is re-read;
+    # the hash itself is the one that also names the numba cache folder.
+    return source_digest(PACKAGE_DIR)
 
 
 def instance_digest(inst: RisingInstance) -> str:

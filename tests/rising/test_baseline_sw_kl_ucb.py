@@ -169,17 +169,3 @@ def test_window_forgets_and_the_empty_window_arm_comes_back_every_tau_plus_one_r
     # Arm 1's first reward moves its index only while it is in the window (rounds 3 .. tau + 2).
     assert (traces[0][2:tau + 2, 1] < traces[1][2:tau + 2, 1]).all()
     np.testing.assert_array_equal(traces[0][tau + 2:], traces[1][tau + 2:])
-
-
-def test_checkpoint_counts_match_the_arm_sequence_and_simulate_runs():
-    inst = R.ltf_random(np.random.default_rng(12), K=3, T_ref=900)
-    obs = R.draw_observations(inst, 900, seed=5)
-    policy = SWKLUCB(tau=50)
-    cps = np.array([1, 7, 300, 900], dtype=np.int64)
-    arms = np.empty(900, dtype=np.int64)
-    counts = policy.run_kernel(obs, 900, cps, arms, 5)
-    for row, c in zip(counts, cps):
-        np.testing.assert_array_equal(row, np.bincount(arms[:c], minlength=3))
-    np.testing.assert_array_equal(policy.run_kernel(obs, 900, cps, np.empty(0, dtype=np.int64), 5), counts)
-    result = R.simulate(inst, type(policy)(), 900, n_seeds=2, seed=1)
-    assert result.pulls.sum(axis=1).tolist() == [900, 900]

@@ -84,17 +84,3 @@ def test_window_forgets_old_outcomes():
         late_short.append((run_arms(SWTS(tau=20), X, horizon, seed)[2000:] == 1).sum())
         late_long.append((run_arms(SWTS(tau=horizon), X, horizon, seed)[2000:] == 1).sum())
     assert min(late_short) >= 15 and max(late_long) <= 2
-
-
-def test_checkpoint_counts_match_the_arm_sequence_and_simulate_runs():
-    inst = R.ltf_random(np.random.default_rng(12), K=3, T_ref=900)
-    obs = R.draw_observations(inst, 900, seed=5)
-    policy = SWTS()
-    cps = np.array([1, 7, 300, 900], dtype=np.int64)
-    arms = np.empty(900, dtype=np.int64)
-    counts = policy.run_kernel(obs, 900, cps, arms, 5)
-    for row, c in zip(counts, cps):
-        np.testing.assert_array_equal(row, np.bincount(arms[:c], minlength=3))
-    np.testing.assert_array_equal(policy.run_kernel(obs, 900, cps, np.empty(0, dtype=np.int64), 5), counts)
-    result = R.simulate(inst, type(policy)(), 900, n_seeds=2, seed=1)
-    assert result.pulls.sum(axis=1).tolist() == [900, 900]
