@@ -40,6 +40,19 @@ def test_kernel_matches_reference_on_ltf_ties():
         assert_kernel_matches_reference(policy, inst, T=800, n_seeds=1)
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), K=st.integers(2, 6), eps=st.sampled_from([0.0, 0.25, 0.5]),
+       sigma=st.sampled_from([0.0, 0.01]))
+def test_cure_kernel_breaks_ties_like_the_reference(seed, K, eps, sigma):
+    # Means on a coarse grid make equal indices common, between the arm pulled last round (which the
+    # kernel compares last) and the others; the lowest index must win every time, as in the reference.
+    rng = np.random.default_rng(seed)
+    steps = rng.integers(0, 2, size=(K, 400)) / 8
+    means = np.minimum(np.cumsum(np.hstack([rng.integers(0, 3, size=(K, 1)) / 8, steps]), axis=1), 1.0)
+    inst = R.RisingInstance(means, noise=0.0)
+    assert_kernel_matches_reference(R.CureUCB(eps=eps, sigma=sigma, init_pulls=1 if eps == 0 else 2), inst, T=400)
+
+
 def test_reference_trace_gives_the_chosen_arm():
     inst = R.figure1(T_max=30_000)
     obs = R.draw_observations(inst, 3000, seed=1)

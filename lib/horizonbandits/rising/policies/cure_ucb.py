@@ -22,9 +22,11 @@ class CureUCB(RisingPolicy):
                + (T-t+2)/2 * (1/h) sum_{l=N-h+1}^{N} (X_i(l) - X_i(l-h)) / h        (ii) future cumulative gain
                + sigma * sqrt( 2 [3 (T-t+2)^2 + 8 h^2] log(t^3) / (4 h^3) )          (iii) exploration bonus
 
-    (log(t^3) is computed as 3 log t, kernel and reference alike.)
-
-    and the arm with the largest index is pulled.
+    and the arm with the largest index is pulled. Kernel and reference evaluate (iii) in the
+    algebraically identical form sigma * sqrt( 3 log t * ((T-t+2)^2 * 3/(2 h^3) + 4/h) ): the two
+    per-arm factors 3/(2h^3) and 4/h change only when the arm is pulled, which keeps a division off
+    the kernel's per-round critical path. Both sides use the same operations in the same order, so
+    they choose the same arms bit for bit.
 
     Conventions (not fixed by the paper; parameters where they can matter):
 
@@ -61,15 +63,16 @@ class CureUCB(RisingPolicy):
                 arm = round_robin_arm(t, K)
             else:
                 arm, best = 0, -math.inf
+                remaining = float(T - t + 2)
                 for i in range(K):
                     h = py_window_size(self.eps, N[i])
                     recent_sum = sums[i].total(N[i] - h + 1, N[i])
                     lagged_sum = sums[i].total(N[i] - 2 * h + 1, N[i] - h)
                     recent_average = recent_sum / h
                     growth = (recent_sum - lagged_sum) / (h * h)  # (1/h) sum (X(l) - X(l-h)) / h
-                    future_gain = (T - t + 2) / 2 * growth
-                    bonus = self.sigma * math.sqrt(2 * (3 * (T - t + 2) ** 2 + 8 * h ** 2) * (3 * math.log(t)) / (4 * h ** 3))
-                    b = recent_average + future_gain + bonus
+                    future_gain = remaining / 2.0 * growth
+                    bonus = self.sigma * math.sqrt((3.0 * math.log(t)) * ((remaining * remaining) * (1.5 / (h * h * h)) + 4.0 / h))
+                    b = (recent_average + future_gain) + bonus
                     if trace:
                         index_trace[t - 1, i] = b
                     if b > best:
@@ -80,54 +83,77 @@ class CureUCB(RisingPolicy):
         return (arms, index_trace) if trace else arms
 
 
-@njit(cache=True)
+# Columns of the per-arm statistics kept by the kernel (one row per arm).
+_RECENT, _GROWTH, _U, _V = 0, 1, 2, 3
+
+
+@njit(cache=True, inline="always")
+def _window_stats(C, arm, n, eps, out):
+    """Row ``arm`` of ``out``: the arm's statistics after n pulls (recent average, growth, u = 3/(2h^3), v = 4/h).
+
+    The whole table and the row number are passed, not a row view: a view costs reference counting."""
+    h = int(math.floor(eps * n))  # h = max(floor(eps n), 1)
+    if h < 1:
+        h = 1
+    recent_sum = C[arm, n + 1] - C[arm, n - h + 1]
+    lagged_sum = C[arm, n - h + 1] - C[arm, n - 2 * h + 1]
+    hf = float(h)
+    out[arm, _RECENT] = recent_sum / hf
+    out[arm, _GROWTH] = (recent_sum - lagged_sum) / (hf * hf)
+    out[arm, _U] = 1.5 / (hf * hf * hf)
+    out[arm, _V] = 4.0 / hf
+
+
+@njit(cache=True, error_model="numpy")  # h >= 1: no division can fail, so skip numba's checks
 def _cure_kernel(C, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
+    # Why it is laid out this way (CPU time per round is a dependency chain, not arithmetic):
+    # - only the arm pulled last round (``prev``) has new statistics; the best of the other arms
+    #   depends on nothing computed in the previous round, so the processor works it out while
+    #   ``prev``'s index is still being computed, and one comparison then settles the round;
+    # - the statistics an arm will have after one more pull are computed ahead (``ahead``), so
+    #   a pull only copies a row instead of putting table reads and divisions on the chain;
+    # - rows are per arm (K x 4) and the index loop is scalar: a vector load right after a
+    #   scalar store to the same line stalls on store forwarding, which cost more than SIMD saved.
     K = C.shape[0]
+    max_count = C.shape[1] - 2
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
-    # Per-arm statistics, recomputed only for the pulled arm. 8 h^2 and 4 h^3 are exact integers in
-    # floating point, so precomputing them changes no rounding with respect to the reference.
-    recent = np.zeros(K)
-    growth = np.zeros(K)
-    eight_h2 = np.full(K, 8.0)
-    four_h3 = np.full(K, 4.0)
-    index = np.empty(K)
+    stats = np.zeros((K, 4))
+    ahead = np.zeros((K, 4))
+    for i in range(K):
+        _window_stats(C, i, 1, eps, ahead)
     n_init = K * init_pulls
     ci = 0
     n_check = checkpoints.size
     record_arms = arms_out.size > 0
+    prev = 0
     for t in range(1, T + 1):
         if t <= n_init:
             arm = (t - 1) % K
         else:
-            rem = float(T - t + 2)
-            half_rem = rem / 2.0
-            three_rem_sq = 3.0 * (rem * rem)
+            remaining = float(T - t + 2)
+            half_remaining = remaining / 2.0
+            remaining_sq = remaining * remaining
             log_t3 = 3.0 * log_t[t]  # log(t^3), written as 3 log t on both sides
-            # Element-wise loop without a carried dependency: LLVM vectorises the sqrt and division.
+            best = -math.inf
+            other = K
             for i in range(K):
-                bonus = sigma * math.sqrt(2.0 * (three_rem_sq + eight_h2[i]) * log_t3 / four_h3[i])
-                index[i] = recent[i] + half_rem * growth[i] + bonus
-            # Argmax, lowest index on ties, written with selects (the winner changes unpredictably).
-            arm = 0
-            best = index[0]
-            for i in range(1, K):
-                v = index[i]
-                better = v > best
-                best = v if better else best
-                arm = i if better else arm
+                b = (stats[i, _RECENT] + half_remaining * stats[i, _GROWTH]) \
+                    + sigma * math.sqrt(log_t3 * (remaining_sq * stats[i, _U] + stats[i, _V]))
+                b = -math.inf if i == prev else b
+                better = b > best
+                best = b if better else best
+                other = i if better else other
+            b = (stats[prev, _RECENT] + half_remaining * stats[prev, _GROWTH]) \
+                + sigma * math.sqrt(log_t3 * (remaining_sq * stats[prev, _U] + stats[prev, _V]))
+            # first maximum: prev wins a tie only against a higher index
+            arm = prev if (b > best or (b == best and prev < other)) else other
+        for k in range(4):
+            stats[arm, k] = ahead[arm, k]
         counts[arm] += 1
-        n = counts[arm]
-        h = int(math.floor(eps * n))  # h = max(floor(eps n), 1)
-        if h < 1:
-            h = 1
-        recent_sum = C[arm, n + 1] - C[arm, n - h + 1]
-        lagged_sum = C[arm, n - h + 1] - C[arm, n - 2 * h + 1]
-        hf = float(h)
-        recent[arm] = recent_sum / hf
-        growth[arm] = (recent_sum - lagged_sum) / (hf * hf)
-        eight_h2[arm] = 8.0 * (hf * hf)
-        four_h3[arm] = 4.0 * (hf * hf * hf)
+        if counts[arm] < max_count:
+            _window_stats(C, arm, counts[arm] + 1, eps, ahead)
+        prev = arm
         # Bookkeeping written out here: calling a helper with array arguments costs reference-count
         # updates every round, more than the whole index computation.
         if record_arms:
