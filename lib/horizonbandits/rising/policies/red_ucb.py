@@ -28,8 +28,11 @@ class RedUCB(RisingPolicy):
     log(1/delta_t) = delta_exponent * log t.
 
     The weighted sum is evaluated as t * sum X(l) - sum l X(l) over the window (and likewise for the
-    lagged window) with running sums, so that every arm's index costs O(1) per round; the
-    reference does the same so that both round identically. Conventions as in :class:`CureUCB`
+    lagged window) with running sums, so that every arm's index costs O(1) per round. Divisions by h,
+    h^2 and sqrt(h^3) are written as products with 1/h, 1/h^2 and 1/sqrt(h^3), and the bonus's root
+    as sqrt(10 log(1/delta_t)) * (1/sqrt(h^3)) (algebraically identical): the per-arm factors change
+    only when the arm is pulled, so the kernel does no division or square root per arm and round.
+    The reference does the same operations in the same order, so both round identically. Conventions as in :class:`CureUCB`
     (round-robin initialisation of ``init_pulls`` per arm, X_i(0) := mu_i(0), lowest-index ties).
     """
 
@@ -71,9 +74,10 @@ class RedUCB(RisingPolicy):
                     # sum_{l} (t - l) X(l) and sum_{l} (t - l) X(l - h) over the window l = n-h+1..n
                     weighted_recent = t * recent_sum - sums[i].weighted(n - h + 1, n)
                     weighted_lagged = (t - h) * lagged_sum - sums[i].weighted(n - 2 * h + 1, n - h)
-                    recent_average = recent_sum / h
-                    extrapolation = (weighted_recent - weighted_lagged) / (h * h)
-                    bonus = self.sigma * (t - n + h - 1) * math.sqrt(10 * log_inv_delta / h ** 3)
+                    recent_average = recent_sum * (1.0 / h)
+                    extrapolation = (weighted_recent - weighted_lagged) * (1.0 / (h * h))
+                    # sqrt(10 log(1/delta_t) / h^3) written as sqrt(10 log(1/delta_t)) * (1 / sqrt(h^3))
+                    bonus = self.sigma * (t - n + h - 1) * (math.sqrt(10 * log_inv_delta) * (1.0 / math.sqrt(h ** 3)))
                     b = recent_average + extrapolation + bonus
                     if trace:
                         index_trace[t - 1, i] = b
@@ -85,57 +89,80 @@ class RedUCB(RisingPolicy):
         return (arms, index_trace) if trace else arms
 
 
-@njit(cache=True)
+# Columns of the per-arm statistics kept by the kernel (one row per arm).
+_RSUM, _LSUM, _RW, _LW, _H, _INV_H, _INV_H2, _INV_ROOT_H3, _SLACK = 0, 1, 2, 3, 4, 5, 6, 7, 8
+_NSTAT = 9
+
+
+@njit(cache=True, inline="always")
+def _window_stats(C, W, arm, n, eps, out):
+    """Row ``arm`` of ``out``: the window sums of ``arm`` after n pulls (table and row number are
+    passed, not a row view: a view costs reference counting)."""
+    h = int(math.floor(eps * n))  # h = max(floor(eps n), 1)
+    if h < 1:
+        h = 1
+    out[arm, _RSUM] = C[arm, n + 1] - C[arm, n - h + 1]
+    out[arm, _LSUM] = C[arm, n - h + 1] - C[arm, n - 2 * h + 1]
+    out[arm, _RW] = W[arm, n + 1] - W[arm, n - h + 1]     # sum l X(l) over the window
+    out[arm, _LW] = W[arm, n - h + 1] - W[arm, n - 2 * h + 1]
+    hf = float(h)
+    out[arm, _H] = hf
+    out[arm, _INV_H] = 1.0 / hf
+    out[arm, _INV_H2] = 1.0 / (hf * hf)
+    out[arm, _INV_ROOT_H3] = 1.0 / math.sqrt(hf * hf * hf)  # h^3 is exact in floating point
+    out[arm, _SLACK] = float(h - 1 - n)                   # t - N + h - 1 = t + slack (exact integers)
+
+
+@njit(cache=True, inline="always")
+def _index(s, i, tf, root_ten_log, sigma):
+    weighted_recent = tf * s[i, _RSUM] - s[i, _RW]
+    weighted_lagged = (tf - s[i, _H]) * s[i, _LSUM] - s[i, _LW]
+    extrapolation = (weighted_recent - weighted_lagged) * s[i, _INV_H2]
+    bonus = sigma * (tf + s[i, _SLACK]) * (root_ten_log * s[i, _INV_ROOT_H3])
+    return s[i, _RSUM] * s[i, _INV_H] + extrapolation + bonus
+
+
+@njit(cache=True, error_model="numpy")  # h >= 1: no division can fail, so skip numba's checks
 def _red_kernel(C, W, T, eps, sigma, delta_exponent, init_pulls, log_t, checkpoints, arms_out):
+    # Same layout as the CURE-UCB kernel, for the same reasons: the best of the arms not pulled last
+    # round is found off the critical path and compared once with the last-pulled arm; statistics
+    # after one more pull are computed a round ahead; per-arm rows and a scalar index loop.
     K = C.shape[0]
+    max_count = C.shape[1] - 2
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
-    recent_sum = np.zeros(K)
-    lagged_sum = np.zeros(K)
-    recent_w = np.zeros(K)   # sum l X(l) over the window
-    lagged_w = np.zeros(K)   # sum l X(l) over the lagged window
-    hf = np.ones(K)
-    h3 = np.ones(K)          # h^3, exact in floating point
-    slack = np.zeros(K)      # h - 1 - N, so that t - N + h - 1 = t + slack (exact integers)
-    index = np.empty(K)
+    stats = np.zeros((K, _NSTAT))
+    ahead = np.zeros((K, _NSTAT))
+    for i in range(K):
+        _window_stats(C, W, i, 1, eps, ahead)
     n_init = K * init_pulls
     ci = 0
     n_check = checkpoints.size
     record_arms = arms_out.size > 0
+    prev = 0
     for t in range(1, T + 1):
         if t <= n_init:
             arm = (t - 1) % K
         else:
             tf = float(t)
-            log_inv_delta = delta_exponent * log_t[t]
-            ten_log = 10.0 * log_inv_delta
-            for i in range(K):  # no carried dependency: vectorised
-                h = hf[i]
-                weighted_recent = tf * recent_sum[i] - recent_w[i]
-                weighted_lagged = (tf - h) * lagged_sum[i] - lagged_w[i]
-                extrapolation = (weighted_recent - weighted_lagged) / (h * h)
-                bonus = sigma * (tf + slack[i]) * math.sqrt(ten_log / h3[i])
-                index[i] = recent_sum[i] / h + extrapolation + bonus
-            # Argmax, lowest index on ties, written with selects (the winner changes unpredictably).
-            arm = 0
-            best = index[0]
-            for i in range(1, K):
-                v = index[i]
-                better = v > best
-                best = v if better else best
-                arm = i if better else arm
+            root_ten_log = math.sqrt(10.0 * (delta_exponent * log_t[t]))  # sqrt(10 log(1/delta_t))
+            best = -math.inf
+            other = K
+            for i in range(K):
+                b = _index(stats, i, tf, root_ten_log, sigma)
+                b = -math.inf if i == prev else b
+                better = b > best
+                best = b if better else best
+                other = i if better else other
+            b = _index(stats, prev, tf, root_ten_log, sigma)
+            # first maximum: prev wins a tie only against a higher index
+            arm = prev if (b > best or (b == best and prev < other)) else other
+        for k in range(_NSTAT):
+            stats[arm, k] = ahead[arm, k]
         counts[arm] += 1
-        n = counts[arm]
-        h = int(math.floor(eps * n))  # h = max(floor(eps n), 1)
-        if h < 1:
-            h = 1
-        recent_sum[arm] = C[arm, n + 1] - C[arm, n - h + 1]
-        lagged_sum[arm] = C[arm, n - h + 1] - C[arm, n - 2 * h + 1]
-        recent_w[arm] = W[arm, n + 1] - W[arm, n - h + 1]
-        lagged_w[arm] = W[arm, n - h + 1] - W[arm, n - 2 * h + 1]
-        hf[arm] = h
-        h3[arm] = float(h) * float(h) * float(h)
-        slack[arm] = float(h - 1 - n)
+        if counts[arm] < max_count:
+            _window_stats(C, W, arm, counts[arm] + 1, eps, ahead)
+        prev = arm
         # Bookkeeping written out here: calling a helper with array arguments costs reference-count
         # updates every round, more than the whole index computation.
         if record_arms:
