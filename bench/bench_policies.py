@@ -12,8 +12,26 @@ import argparse
 import time
 
 import numpy as np
+from numba import njit
 
 import horizonbandits.rising as R
+
+
+@njit(cache=True)
+def _dependent_chain(n):
+    x = 1.0
+    for _ in range(n):
+        x = x * 1.0000001 + 1e-9  # a multiply then an add, each waiting for the previous one
+    return x
+
+
+def machine_speed(n: int = 50_000_000) -> float:
+    """ns per step of a dependent multiply-add chain (8 cycles on current x86 cores): a clock reading
+    that shows whether the shared machine is in a fast or slow state when the kernels are timed."""
+    _dependent_chain(10)
+    t0 = time.process_time()
+    _dependent_chain(n)
+    return (time.process_time() - t0) / n * 1e9
 
 
 def bench(policy, K: int, T: int, seeds: int, ref_T: int):
@@ -48,6 +66,8 @@ def main(argv=None):
     ap.add_argument("--policies", nargs="+", default=None)
     args = ap.parse_args(argv)
     names = args.policies or list(R.POLICIES)
+    step = machine_speed()
+    print(f"machine: {step:.2f} ns per dependent multiply-add step (about {8 / step:.2f} GHz if it takes 8 cycles)")
     print(f"T = {args.T:,}, {args.seeds} seeds, one core; ns per round and arm")
     print(f"{'policy':<12} {'K':>3} {'kernel':>9} {'draw':>7} {'reference':>10} {'speed-up':>9}")
     for name in names:
