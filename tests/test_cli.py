@@ -133,6 +133,23 @@ def test_only_validates_the_selected_notebooks(fixture_workbook, capsys):
 
 # ----------------------------------------------------------------------------- hb data fetch-imdb
 
+def test_a_second_run_into_the_same_folder_stops_with_one_line(fixture_workbook, capsys, tmp_path):
+    # A run holding the profile folder (here: this process, through the same lock hb run takes).
+    from horizonbandits import workbook as wbk
+    wb = wbk.Workbook.locate(fixture_workbook, tmp_path / "out")
+    folder = wb.profile_dir("smoke")
+    folder.mkdir(parents=True)
+    with wbk.exclusive_profile_dir(wb, folder):
+        code, out, err = hb(capsys, "--root", fixture_workbook, "--outputs", tmp_path / "out", "run", "--profile", "smoke")
+    assert code == 2
+    lines = error_lines(err)
+    assert len(lines) == 1 and "another hb run" in lines[0] and "--outputs" in lines[0]
+    assert sorted(p.name for p in folder.iterdir()) == [".hb-run.lock"]  # nothing was written
+    # Released on exit: the lock can be taken again.
+    with wbk.exclusive_profile_dir(wb, folder):
+        pass
+
+
 def test_fetch_imdb_calls_the_loader_lazily(fixture_workbook, capsys, monkeypatch, tmp_path):
     calls = []
     fake = types.ModuleType("horizonbandits.rising.imdb")

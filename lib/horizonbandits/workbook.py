@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -794,22 +795,62 @@ def describe_failure(res: Result) -> list[str]:
     return lines
 
 
+@contextmanager
+def exclusive_profile_dir(wb: Workbook, profile_dir: Path):
+    """Hold an exclusive lock on ``profile_dir`` while a run writes into it.
+
+    Two runs writing the same figures, tables and manifest would interleave their files; the second
+    one stops with a one-line error instead. The lock is an advisory ``flock`` on a hidden file, so
+    the operating system releases it when the process ends, even after a crash (no stale locks)."""
+    try:
+        import fcntl
+    except ImportError:  # no flock on this platform: run unguarded
+        yield
+        return
+    path = profile_dir / ".hb-run.lock"
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            raise WorkbookError(f"another hb run (pid {holder}) is writing to {wb.rel(profile_dir)}; wait for it "
+                                f"to finish or give this run its own folder with --outputs DIR") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.seek(0)
+            handle.truncate()
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def run(wb: Workbook, profile: str, only: list[str] | None = None, jobs: int = 1,
         argv: list[str] | None = None, out=None) -> int:
     """Validate, execute, and write the reports. Returns the exit status: 0 when every notebook
-    succeeded, 1 when some failed. Raises ``WorkbookError`` (nothing run) on user mistakes."""
-    from tqdm.auto import tqdm
-
-    out = out or sys.stdout
+    succeeded, 1 when some failed. Raises ``WorkbookError`` (nothing run) on user mistakes, and when
+    another run is writing into the same profile folder."""
     if jobs < 1:
         raise WorkbookError(f"--jobs={jobs} is not allowed: expected an integer >= 1")
     names = wb.select(only)
     plans = plan_run(wb, profile, names)
     if not plans:
-        print(f"no notebooks in {wb.notebooks_dir}; nothing to run", file=out)
+        print(f"no notebooks in {wb.notebooks_dir}; nothing to run", file=out or sys.stdout)
         return 0
     profile_dir = wb.profile_dir(profile)
     profile_dir.mkdir(parents=True, exist_ok=True)
+    with exclusive_profile_dir(wb, profile_dir):
+        return _run_locked(wb, profile, names, plans, profile_dir, only, jobs, argv, out)
+
+
+def _run_locked(wb: Workbook, profile: str, names: list[str], plans: list[Plan], profile_dir: Path,
+                only: list[str] | None, jobs: int, argv: list[str] | None, out) -> int:
+    from tqdm.auto import tqdm
+
+    out = out or sys.stdout
     # Quieter kernels: no jupyter path-migration notice, no debugger frozen-modules warning.
     os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
