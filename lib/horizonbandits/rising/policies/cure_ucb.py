@@ -9,7 +9,7 @@ from numba import njit
 
 from .base import RisingPolicy, round_robin_arm
 from ._common import (RunningSums, check_eps, check_init_pulls, check_sigma, empty_trace, log_table,
-                      py_window_size)
+                      py_window_size, window_size)
 
 
 @dataclass(frozen=True)
@@ -92,9 +92,7 @@ def _window_stats(C, arm, n, eps, out):
     """Row ``arm`` of ``out``: the arm's statistics after n pulls (recent average, growth, u = 3/(2h^3), v = 4/h).
 
     The whole table and the row number are passed, not a row view: a view costs reference counting."""
-    h = int(math.floor(eps * n))  # h = max(floor(eps n), 1)
-    if h < 1:
-        h = 1
+    h = window_size(eps, n)
     recent_sum = C[arm, n + 1] - C[arm, n - h + 1]
     lagged_sum = C[arm, n - h + 1] - C[arm, n - 2 * h + 1]
     hf = float(h)

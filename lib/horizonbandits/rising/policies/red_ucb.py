@@ -11,7 +11,7 @@ from numba import njit
 from ...errors import check_real
 from .base import RisingPolicy, round_robin_arm
 from ._common import (RunningSums, check_eps, check_init_pulls, check_sigma, empty_trace, log_table,
-                      py_window_size)
+                      py_window_size, window_size)
 
 
 @dataclass(frozen=True)
@@ -98,9 +98,7 @@ _NSTAT = 9
 def _window_stats(C, W, arm, n, eps, out):
     """Row ``arm`` of ``out``: the window sums of ``arm`` after n pulls (table and row number are
     passed, not a row view: a view costs reference counting)."""
-    h = int(math.floor(eps * n))  # h = max(floor(eps n), 1)
-    if h < 1:
-        h = 1
+    h = window_size(eps, n)
     out[arm, _RSUM] = C[arm, n + 1] - C[arm, n - h + 1]
     out[arm, _LSUM] = C[arm, n - h + 1] - C[arm, n - 2 * h + 1]
     out[arm, _RW] = W[arm, n + 1] - W[arm, n - h + 1]     # sum l X(l) over the window
