@@ -115,3 +115,20 @@ def test_bernoulli_and_deterministic_observations():
     det = R.draw_observations(inst, 500, noise=0)
     assert np.array_equal(det.X, inst.means[:, :501])
     assert np.allclose(obs.C[:, -1], obs.X.sum(axis=1))
+
+
+def test_running_sums_are_plain_sequential_sums():
+    # C and W must round exactly like a running total (what the references accumulate), whatever
+    # computes them: W is a compiled single pass, C numpy's cumsum.
+    rng = np.random.default_rng(7)
+    X = rng.normal(0.5, 0.3, size=(3, 2001))
+    obs = R.Observations(X)
+    C_plain, W_plain = np.zeros((3, 2002)), np.zeros((3, 2002))
+    for i in range(3):
+        c = w = 0.0
+        for n in range(2001):
+            c += X[i, n]
+            w += X[i, n] * n
+            C_plain[i, n + 1], W_plain[i, n + 1] = c, w
+    assert np.array_equal(obs.C, C_plain)
+    assert np.array_equal(obs.W, W_plain)
