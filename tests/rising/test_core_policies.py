@@ -53,6 +53,17 @@ def test_cure_kernel_breaks_ties_like_the_reference(seed, K, eps, sigma):
     assert_kernel_matches_reference(R.CureUCB(eps=eps, sigma=sigma, init_pulls=1 if eps == 0 else 2), inst, T=400)
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), K=st.integers(2, 5), T=st.integers(1, 80), init_pulls=st.integers(1, 3),
+       eps=st.sampled_from([0.0, 0.1, 0.25, 0.5]), which=st.sampled_from(["cure", "red"]))
+def test_short_horizons_and_long_initialisations(seed, K, T, init_pulls, eps, which):
+    # Horizons shorter than the initialisation, tables exactly as long as the run: the kernels'
+    # look-ahead statistics must never read past the table or change a choice.
+    policy = (R.CureUCB if which == "cure" else R.RedUCB)(eps=eps, init_pulls=init_pulls)
+    inst = random_rising(seed, K=K, T_max=T)
+    assert_kernel_matches_reference(policy, inst, T=T, n_seeds=1, seed=seed)
+
+
 def test_reference_trace_gives_the_chosen_arm():
     inst = R.figure1(T_max=30_000)
     obs = R.draw_observations(inst, 3000, seed=1)
