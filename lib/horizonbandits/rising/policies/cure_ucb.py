@@ -102,6 +102,13 @@ def _window_stats(C, arm, n, eps, out):
     out[arm, _V] = 4.0 / hf
 
 
+@njit(cache=True, inline="always")
+def _index(s, i, half_remaining, remaining_sq, log_t3, sigma):
+    """B_i(t) from row i of the statistics: (recent + (T-t+2)/2 growth) + bonus, bonus as in the docstring."""
+    return (s[i, _RECENT] + half_remaining * s[i, _GROWTH]) \
+        + sigma * math.sqrt(log_t3 * (remaining_sq * s[i, _U] + s[i, _V]))
+
+
 @njit(cache=True, error_model="numpy")  # h >= 1: no division can fail, so skip numba's checks
 def _cure_kernel(C, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
     # Why it is laid out this way (CPU time per round is a dependency chain, not arithmetic):
@@ -134,16 +141,14 @@ def _cure_kernel(C, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
             remaining_sq = remaining * remaining
             log_t3 = 3.0 * log_t[t]  # log(t^3), written as 3 log t on both sides
             best = -math.inf
-            other = K
+            other = 1 if prev == 0 else 0  # a valid arm even if no other index beats -inf
             for i in range(K):
-                b = (stats[i, _RECENT] + half_remaining * stats[i, _GROWTH]) \
-                    + sigma * math.sqrt(log_t3 * (remaining_sq * stats[i, _U] + stats[i, _V]))
+                b = _index(stats, i, half_remaining, remaining_sq, log_t3, sigma)
                 b = -math.inf if i == prev else b
                 better = b > best
                 best = b if better else best
                 other = i if better else other
-            b = (stats[prev, _RECENT] + half_remaining * stats[prev, _GROWTH]) \
-                + sigma * math.sqrt(log_t3 * (remaining_sq * stats[prev, _U] + stats[prev, _V]))
+            b = _index(stats, prev, half_remaining, remaining_sq, log_t3, sigma)
             # first maximum: prev wins a tie only against a higher index
             arm = prev if (b > best or (b == best and prev < other)) else other
         for k in range(4):

@@ -145,7 +145,7 @@ def _red_kernel(C, W, T, eps, sigma, delta_exponent, init_pulls, log_t, checkpoi
             tf = float(t)
             root_ten_log = math.sqrt(10.0 * (delta_exponent * log_t[t]))  # sqrt(10 log(1/delta_t))
             best = -math.inf
-            other = K
+            other = 1 if prev == 0 else 0  # a valid arm even if no other index beats -inf
             for i in range(K):
                 b = _index(stats, i, tf, root_ten_log, sigma)
                 b = -math.inf if i == prev else b
