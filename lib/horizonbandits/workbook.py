@@ -178,20 +178,24 @@ def read_notebook(path: Path, where: str | None = None):
         raise WorkbookError(f"{where}: not a readable notebook ({_one_line(exc)})") from None
 
 
+def _title_line(nb):
+    """(first markdown cell, its lines, index of its ``# Title`` line or None); (None, [], None)
+    when the notebook has no markdown cell."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            lines = cell.source.splitlines()
+            return cell, lines, next((i for i, line in enumerate(lines) if line.startswith("# ")), None)
+    return None, [], None
+
+
 def title_and_description(nb, name: str) -> tuple[str, str]:
     """Title = the ``# Title`` line of the first markdown cell; description = the first non-empty
     line after it. Missing pieces fall back to the notebook name and ""."""
-    for cell in nb.cells:
-        if cell.cell_type != "markdown":
-            continue
-        lines = cell.source.splitlines()
-        for i, line in enumerate(lines):
-            if line.startswith("# "):
-                title = line[2:].strip()
-                rest = [ln.strip() for ln in lines[i + 1:] if ln.strip()]
-                return title or name, (rest[0] if rest else "")
+    _, lines, i = _title_line(nb)
+    if i is None:
         return name, ""
-    return name, ""
+    rest = [ln.strip() for ln in lines[i + 1:] if ln.strip()]
+    return lines[i][2:].strip() or name, (rest[0] if rest else "")
 
 
 def parameters_cells(nb) -> list[int]:
@@ -967,17 +971,13 @@ def new_notebook(wb: Workbook, name: str, source: str, title: str | None = None)
 
 
 def _retitle(nb, title: str) -> None:
-    for cell in nb.cells:
-        if cell.cell_type != "markdown":
-            continue
-        lines = cell.source.splitlines()
-        for i, line in enumerate(lines):
-            if line.startswith("# "):
-                lines[i] = f"# {title}"
-                cell.source = "\n".join(lines)
-                return
-        cell.source = f"# {title}\n\n" + cell.source
-        return
-    import nbformat
+    cell, lines, i = _title_line(nb)
+    if cell is None:
+        import nbformat
 
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"# {title}"))
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"# {title}"))
+    elif i is None:
+        cell.source = f"# {title}\n\n" + cell.source
+    else:
+        lines[i] = f"# {title}"
+        cell.source = "\n".join(lines)

@@ -157,8 +157,9 @@ def _cure_kernel(C, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
         if counts[arm] < max_count:
             _window_stats(C, arm, counts[arm] + 1, eps, ahead)
         prev = arm
-        # Bookkeeping written out here: calling a helper with array arguments costs reference-count
-        # updates every round, more than the whole index computation.
+        # Bookkeeping written out, as in every kernel: a shared inline helper taking counts, checkpoints,
+        # out and arms_out and returning (ci, next_cp) measured +60 ns per round (2026-11-30), while
+        # _index and _window_stats above, which only read or write one table, measured free.
         if record_arms:
             arms_out[t - 1] = arm
         if ci < n_check and t == checkpoints[ci]:
