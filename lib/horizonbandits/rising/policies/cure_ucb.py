@@ -91,7 +91,8 @@ _RECENT, _GROWTH, _U, _V = 0, 1, 2, 3
 def _window_stats(C, arm, n, eps, out):
     """Row ``arm`` of ``out``: the arm's statistics after n pulls (recent average, growth, u = 3/(2h^3), v = 4/h).
 
-    The whole table and the row number are passed, not a row view: a view costs reference counting."""
+    The whole table and the row number are passed, not a row view, which would be a new array object
+    every call."""
     h = window_size(eps, n)
     recent_sum = C[arm, n + 1] - C[arm, n - h + 1]
     lagged_sum = C[arm, n - h + 1] - C[arm, n - 2 * h + 1]
@@ -144,7 +145,7 @@ def _cure_kernel(C, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
             other = 1 if prev == 0 else 0  # a valid arm even if no other index beats -inf
             for i in range(K):
                 b = _index(stats, i, half_remaining, remaining_sq, log_t3, sigma)
-                b = -math.inf if i == prev else b
+                b = -math.inf if i == prev else b  # computed and dropped: skipping it measured no faster
                 better = b > best
                 best = b if better else best
                 other = i if better else other

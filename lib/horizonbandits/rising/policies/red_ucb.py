@@ -32,8 +32,9 @@ class RedUCB(RisingPolicy):
     h^2 and sqrt(h^3) are written as products with 1/h, 1/h^2 and 1/sqrt(h^3), and the bonus's root
     as sqrt(10 log(1/delta_t)) * (1/sqrt(h^3)) (algebraically identical): the per-arm factors change
     only when the arm is pulled, so the kernel does no division or square root per arm and round.
-    The reference does the same operations in the same order, so both round identically. Conventions as in :class:`CureUCB`
-    (round-robin initialisation of ``init_pulls`` per arm, X_i(0) := mu_i(0), lowest-index ties).
+    The reference does the same operations in the same order, so both round identically.
+    Conventions as in :class:`CureUCB` (round-robin initialisation of ``init_pulls`` per arm,
+    X_i(0) := mu_i(0), lowest-index ties).
     """
 
     eps: float = 0.25
@@ -97,7 +98,7 @@ _NSTAT = 9
 @njit(cache=True, inline="always")
 def _window_stats(C, W, arm, n, eps, out):
     """Row ``arm`` of ``out``: the window sums of ``arm`` after n pulls (table and row number are
-    passed, not a row view: a view costs reference counting)."""
+    passed, not a row view, which would be a new array object every call)."""
     h = window_size(eps, n)
     out[arm, _RSUM] = C[arm, n + 1] - C[arm, n - h + 1]
     out[arm, _LSUM] = C[arm, n - h + 1] - C[arm, n - 2 * h + 1]
@@ -148,7 +149,7 @@ def _red_kernel(C, W, T, eps, sigma, delta_exponent, init_pulls, log_t, checkpoi
             other = 1 if prev == 0 else 0  # a valid arm even if no other index beats -inf
             for i in range(K):
                 b = _index(stats, i, tf, root_ten_log, sigma)
-                b = -math.inf if i == prev else b
+                b = -math.inf if i == prev else b  # computed and dropped, as in the CURE-UCB kernel
                 better = b > best
                 best = b if better else best
                 other = i if better else other
