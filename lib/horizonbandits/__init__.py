@@ -11,7 +11,8 @@ from ._numba_cache import configure_numba_cache
 __version__ = "0.1.0"
 NUMBA_CACHE = configure_numba_cache()  # before any kernel module is imported
 
-_SUBMODULES = ("rising", "commit", "plotting", "experiments", "testing", "outputs", "errors", "rng", "workbook")
+_SUBMODULES = ("rising", "commit", "plotting", "experiments", "testing", "outputs", "errors", "rng", "workbook",
+               "claims")
 
 
 def __getattr__(name):
