@@ -15,7 +15,8 @@ FIXTURE_WORKBOOK = Path(__file__).resolve().parent / "fixtures" / "workbook"
 
 def run_hb(*args, timeout: float = 1800) -> subprocess.CompletedProcess:
     """Run ``hb ARGS`` in a fresh interpreter, as a user would, and capture its output."""
-    env = {k: v for k, v in os.environ.items() if k not in ("HB_ROOT", "HB_OUTPUTS")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HB_ROOT", "HB_OUTPUTS", "HB_CACHE_DIR", "HB_DASK_ADDRESS")}
     return subprocess.run([sys.executable, "-m", "horizonbandits.cli", *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
 

@@ -8,8 +8,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 import types
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -25,6 +30,18 @@ def hb(capsys, *args):
 
 def error_lines(err: str) -> list[str]:
     return [line for line in err.splitlines() if line.strip()]
+
+
+def add_notebook(root: Path, name: str, parameters: str, *code: str) -> Path:
+    """Write ``notebooks/<name>.ipynb`` into a copied workbook: a title, the parameters cell, ``code`` cells."""
+    cells = [nbformat.v4.new_markdown_cell(f"# {name}\n\nA notebook written by a test."),
+             nbformat.v4.new_code_cell(parameters, metadata={"tags": ["parameters"]}),
+             *(nbformat.v4.new_code_cell(c) for c in code)]
+    nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                                        "language": "python"}})
+    path = root / "notebooks" / f"{name}.ipynb"
+    nbformat.write(nb, path)
+    return path
 
 
 # ----------------------------------------------------------------------------- help, list, usage
@@ -112,14 +129,141 @@ def test_wrong_types_each_get_a_line(fixture_workbook, capsys):
     assert not (fixture_workbook / "outputs").exists()
 
 
-def test_bad_yaml_and_bad_notebook(fixture_workbook, capsys):
+def test_bad_yaml_stops_everything_and_a_broken_notebook_does_not_hide_it(fixture_workbook, capsys):
     (fixture_workbook / "params" / "paper" / "alpha_demo.yaml").write_text("n_points: [1, 2\n")
     (fixture_workbook / "notebooks" / "broken.ipynb").write_text("{not json")
     code, _, err = hb(capsys, "--root", fixture_workbook, "run", "--profile", "paper")
     lines = error_lines(err)
-    assert code == 2 and len(lines) == 2 and "Traceback" not in err
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err
     assert lines[0].startswith("hb: error: params/paper/alpha_demo.yaml line 2: invalid YAML")
-    assert lines[1].startswith("hb: error: notebooks/broken.ipynb: not a readable notebook")
+    assert not (fixture_workbook / "outputs").exists()
+
+
+def test_a_broken_notebook_is_listed_by_name_and_the_others_still_list(fixture_workbook, capsys):
+    (fixture_workbook / "notebooks" / "broken.ipynb").write_text("{not json")
+    code, out, err = hb(capsys, "--root", fixture_workbook, "list")
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()] == ["alpha_demo", "beta_range", "broken", "gamma_crash"]
+    assert "broken       (cannot be read)" in out and "Draws a straight line" in out
+    assert len(error_lines(err)) == 1
+    assert err.startswith("hb: warning: notebooks/broken.ipynb: not a readable notebook")
+    code, out, err = hb(capsys, "--root", fixture_workbook, "run", "--profile", "smoke", "--check")
+    assert code == 0 and "broken: cannot run: notebooks/broken.ipynb: not a readable notebook" in out
+
+
+# ----------------------------------------------------------------------------- silent typos (issue 14, item 8)
+
+def test_a_parameter_file_without_its_notebook_is_an_error(fixture_workbook, capsys):
+    (fixture_workbook / "params" / "smoke" / "alpha_dmeo.yaml").write_text("n_points: 3\n")
+    code, _, err = hb(capsys, "--root", fixture_workbook, "run", "--profile", "smoke", "--only", "beta_range")
+    assert code == 2
+    assert error_lines(err) == ["hb: error: params/smoke/alpha_dmeo.yaml: no notebook named 'alpha_dmeo' (did you "
+                                "mean 'alpha_demo'?); rename or delete the file"]
+    assert not (fixture_workbook / "outputs").exists()
+
+
+def test_list_elements_are_checked(fixture_workbook, capsys):
+    add_notebook(fixture_workbook, "horizons_demo", 'horizons = [1000, 2000]\nsigmas = [0.5, 1]\noutput_dir = ""')
+    (fixture_workbook / "params" / "smoke" / "horizons_demo.yaml").write_text('horizons: ["5000"]\nsigmas: [0.1, 2]\n')
+    code, _, err = hb(capsys, "--root", fixture_workbook, "run", "--profile", "smoke", "--only", "horizons_demo")
+    assert code == 2
+    assert error_lines(err) == ["hb: error: params/smoke/horizons_demo.yaml: key 'horizons' expects a list of int "
+                                "(the notebook's default is [1000, 2000]), got '5000' (str) at position 0"]
+    assert not (fixture_workbook / "outputs").exists()
+
+
+def test_unknown_policy_names_are_errors(fixture_workbook, capsys):
+    add_notebook(fixture_workbook, "policy_demo", 'policies = ["CURE-UCB", "SW-UCB"]\n'
+                                                  'policy_params = {"CURE-UCB": {"eps": 0.5}}\noutput_dir = ""')
+    params = fixture_workbook / "params" / "smoke" / "policy_demo.yaml"
+    params.write_text('policies: ["CURE-UCB", "R-ed-UCB"]\npolicy_params: {"R-ed-UCB": {"sigma": 0.1}}\n')
+    code, _, err = hb(capsys, "--root", fixture_workbook, "run", "--profile", "smoke", "--only", "policy_demo", "--check")
+    assert code == 0, err  # registered names pass
+    params.write_text('policies: ["CURE-UBC", "SW-UCB"]\npolicy_params: {"SW-UCD": {}}\n')
+    code, _, err = hb(capsys, "--root", fixture_workbook, "run", "--profile", "smoke", "--only", "policy_demo")
+    lines = error_lines(err)
+    assert code == 2 and len(lines) == 2
+    assert lines[0].startswith("hb: error: params/smoke/policy_demo.yaml: key 'policies' names unknown policy "
+                               "'CURE-UBC' (did you mean 'CURE-UCB'?); valid policies: ")
+    assert "R-ed-UCB" in lines[0].split("valid policies: ")[1]
+    assert lines[1].startswith("hb: error: params/smoke/policy_demo.yaml: key 'policy_params' names unknown policy "
+                               "'SW-UCD' (did you mean 'SW-UCB'?)")
+    assert not (fixture_workbook / "outputs").exists()
+
+
+# ----------------------------------------------------------------------------- unwritable outputs (item 6)
+
+def test_outputs_path_that_is_a_file(fixture_workbook, capsys, tmp_path):
+    (tmp_path / "out").write_text("not a folder")
+    code, _, err = hb(capsys, "--root", fixture_workbook, "--outputs", tmp_path / "out", "run", "--profile", "smoke")
+    assert code == 2
+    assert error_lines(err) == [f"hb: error: cannot write to {tmp_path / 'out' / 'smoke'}: a file is in the way of "
+                                "that path; nothing was run (fix it, or write elsewhere with --outputs DIR)"]
+    (tmp_path / "out2" / "smoke").mkdir(parents=True)
+    (tmp_path / "out2" / "smoke" / "figures").write_text("")
+    code, _, err = hb(capsys, "--root", fixture_workbook, "--outputs", tmp_path / "out2", "run", "--profile", "smoke")
+    assert code == 2 and error_lines(err) == [
+        f"hb: error: cannot write to {tmp_path / 'out2' / 'smoke' / 'figures'}: it is a file, not a folder; nothing "
+        "was run (fix it, or write elsewhere with --outputs DIR)"]
+    assert sorted(p.name for p in (tmp_path / "out2" / "smoke").iterdir()) == ["figures"]
+
+
+def test_read_only_figures_folder(fixture_workbook, capsys, tmp_path, monkeypatch):
+    # Simulated, so the test also holds when run as root (which ignores permission bits).
+    from horizonbandits.workbook import runner
+    figures = tmp_path / "out" / "smoke" / "figures"
+    figures.mkdir(parents=True)
+    real = runner.tempfile.mkstemp
+
+    def mkstemp(*args, dir=None, **kw):
+        if dir is not None and Path(dir) == figures:
+            raise PermissionError(13, "Read-only file system")
+        return real(*args, dir=dir, **kw)
+
+    monkeypatch.setattr(runner.tempfile, "mkstemp", mkstemp)
+    code, _, err = hb(capsys, "--root", fixture_workbook, "--outputs", tmp_path / "out", "run", "--profile", "smoke")
+    assert code == 2 and error_lines(err) == [
+        f"hb: error: cannot write to {figures}: read-only file system; nothing was run (fix it, or write elsewhere "
+        "with --outputs DIR)"]
+    assert sorted(p.name for p in figures.parent.iterdir()) == ["figures"]  # no lock, no manifest: nothing ran
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores permission bits")
+def test_read_only_outputs_folder(fixture_workbook, capsys, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o555)
+    try:
+        code, _, err = hb(capsys, "--root", fixture_workbook, "--outputs", out, "run", "--profile", "smoke")
+    finally:
+        out.chmod(0o755)
+    assert code == 2 and error_lines(err)[0].startswith(f"hb: error: cannot write to {out / 'smoke'}: permission denied")
+
+
+# ----------------------------------------------------------------------------- the kernels' environment (items 5, 12)
+
+def test_check_shows_the_cache_and_the_cluster(fixture_workbook, capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("HB_CACHE_DIR", raising=False)
+    monkeypatch.delenv("HB_DASK_ADDRESS", raising=False)
+    code, out, _ = hb(capsys, "--root", fixture_workbook, "--outputs", tmp_path / "o", "run", "--check")
+    assert code == 0 and f"kernels get HB_CACHE_DIR={tmp_path / 'o' / 'cache'} (grids run on this machine)" in out
+    monkeypatch.setenv("HB_CACHE_DIR", str(tmp_path / "mine"))
+    monkeypatch.setenv("HB_DASK_ADDRESS", "tcp://10.0.0.1:8786")
+    code, out, _ = hb(capsys, "--root", fixture_workbook, "run", "--check")
+    assert f"HB_CACHE_DIR={tmp_path / 'mine'} and HB_DASK_ADDRESS=tcp://10.0.0.1:8786" in out
+    code, out, _ = hb(capsys, "--root", fixture_workbook, "run", "--check", "--cluster", "tcp://h:1")
+    assert "HB_DASK_ADDRESS=tcp://h:1 (grids run on that dask cluster)" in out
+    code, _, err = hb(capsys, "--root", fixture_workbook, "run", "--check", "--cluster", "tcp://h :1")
+    assert code == 2 and "--cluster='tcp://h :1' is not allowed" in err
+
+
+# ----------------------------------------------------------------------------- hb claims
+
+def test_claims_of_a_profile_not_run(fixture_workbook, capsys, tmp_path):
+    code, out, err = hb(capsys, "--root", fixture_workbook, "--outputs", tmp_path / "o", "claims", "--profile", "paper")
+    assert code == 2 and error_lines(err) == [
+        f"hb: error: no claims for the paper profile: {tmp_path / 'o' / 'paper' / 'claims.csv'} does not exist; run "
+        "hb run --profile paper first"]
 
 
 def test_only_validates_the_selected_notebooks(fixture_workbook, capsys):
@@ -168,12 +312,16 @@ def test_fetch_imdb_without_loader_is_one_line(fixture_workbook, capsys, monkeyp
 
 # ----------------------------------------------------------------------------- real runs (kernels)
 
+CLUSTER = "tcp://127.0.0.1:8786"
+
+
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory, hb_subprocess, copy_workbook):
     """All three fixture notebooks with the smoke profile, two at a time: alpha_demo succeeds,
-    beta_range hits a library ValueError, gamma_crash divides by zero."""
+    beta_range hits a library ValueError, gamma_crash divides by zero. ``--cluster`` names a
+    scheduler that no fixture notebook contacts: the run only passes the address on."""
     root = copy_workbook(tmp_path_factory.mktemp("run") / "workbook")
-    proc = hb_subprocess("--root", root, "run", "--profile", "smoke", "--jobs", "2")
+    proc = hb_subprocess("--root", root, "run", "--profile", "smoke", "--jobs", "2", "--cluster", CLUSTER)
     profile_dir = root / "outputs" / "smoke"
     manifest = json.loads((profile_dir / "manifest.json").read_text())
     return types.SimpleNamespace(root=root, proc=proc, dir=profile_dir, manifest=manifest,
@@ -233,7 +381,11 @@ def test_manifest_contents(smoke_run):
     assert alpha["parameters"] == {"n_points": 4, "slope": 2.0, "label": "line", "seed": None,
                                    "output_dir": str(smoke_run.dir)}
     assert alpha["wall_time_s"] > 0 and alpha["figures"] == ["figures/alpha_demo_line.png"]
-    assert alpha["tables"] == ["tables/alpha_demo_values.csv"] and alpha["html"] == "html/alpha_demo.html"
+    assert alpha["tables"] == ["tables/alpha_demo_env.csv", "tables/alpha_demo_values.csv"]
+    assert alpha["html"] == "html/alpha_demo.html"
+    assert m["cluster"] == CLUSTER
+    assert alpha["outputs_from"]["started"] == alpha["started"]  # its files come from this run
+    assert nbs["gamma_crash"]["outputs_from"] is None  # no run of it has succeeded
     assert nbs["beta_range"]["error"] == "ValueError: n_arms=1 is not allowed: expected an integer >= 2"
     assert nbs["gamma_crash"]["parameters"]["divisor"] == 0
 
@@ -247,6 +399,36 @@ def test_index_page(smoke_run):
         assert text in page, text
     rendered = (smoke_run.dir / "html" / "alpha_demo.html").read_text()
     assert "data:image/png;base64" in rendered and "The line ends at 6" in rendered
+
+
+def test_the_kernel_sees_the_cache_folder_and_the_cluster(smoke_run):
+    env = (smoke_run.dir / "tables" / "alpha_demo_env.csv").read_text().splitlines()
+    assert env == ["variable,value", f"HB_CACHE_DIR,{smoke_run.root / 'outputs' / 'cache'}",
+                   f"HB_DASK_ADDRESS,{CLUSTER}"]
+
+
+def test_the_ledger(smoke_run):
+    from horizonbandits import claims
+    ledger = claims.read(smoke_run.dir / "claims.csv")
+    assert list(ledger.columns) == claims.COLUMNS
+    assert ledger[["claim_id", "verdict", "notebook", "profile"]].values.tolist() == [
+        ["A-fixture-line-end", "reproduced", "alpha_demo", "smoke"],
+        ["B-fixture-untestable", "not testable", "alpha_demo", "smoke"]]
+    assert ledger["ours"].tolist()[0] == "6" and ledger["depends_on"].tolist()[0] == "slope"
+    page = (smoke_run.dir / "index.html").read_text()
+    section = page.split('<section id="claims">')[1].split("</section>")[0]
+    assert page.index('<section id="claims">') < page.index('<table class="summary">')  # the ledger comes first
+    assert "1 reproduced, 0 partly, 0 not reproduced, 1 not testable" in section
+    assert section.count('<a href="html/alpha_demo.html">alpha_demo</a>') == 2
+
+
+def test_hb_claims_prints_the_ledger(smoke_run, capsys):
+    code, out, err = hb(capsys, "--root", smoke_run.root, "claims", "--profile", "smoke")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == "paper A" and lines[-1] == "smoke: 2 claim(s): 1 reproduced, 0 partly, 0 not reproduced, 1 not testable"
+    assert lines[1].split()[:2] == ["A-fixture-line-end", "reproduced"] and "[alpha_demo]" in lines[1]
+    assert any(line.split()[:3] == ["B-fixture-untestable", "not", "testable"] for line in lines)
 
 
 @pytest.fixture(scope="module")
@@ -280,8 +462,49 @@ def test_only_merges_with_the_previous_manifest(copy_and_rerun):
     assert nbs["gamma_crash"]["status"] == "failed"  # kept from the first run
 
 
+def test_only_merges_the_ledger(smoke_run, copy_and_rerun):
+    from horizonbandits import claims
+    ledger = claims.read(smoke_run.dir / "claims.csv")
+    assert ledger.groupby("notebook").size().to_dict() == {"alpha_demo": 2, "delta_copy": 2}
+    assert "2 reproduced, 0 partly, 0 not reproduced, 2 not testable" in (smoke_run.dir / "index.html").read_text()
+
+
 def test_jobs_do_not_change_results(smoke_run, copy_and_rerun):
     # the copy computes what alpha_demo computed with the same smoke parameters: --jobs 2 then --jobs 1
     copy_table = (smoke_run.dir / "tables" / "delta_copy_values.csv").read_text()
     assert copy_table == smoke_run.table
     assert (smoke_run.dir / "tables" / "alpha_demo_values.csv").read_text() == smoke_run.table  # untouched
+
+
+@pytest.fixture(scope="module")
+def failed_rerun(smoke_run, copy_and_rerun, hb_subprocess):
+    """alpha_demo run again with a parameter the library refuses: the run fails before writing anything."""
+    before = {p.relative_to(smoke_run.dir).as_posix(): p.read_bytes()
+              for p in smoke_run.dir.rglob("*alpha_demo*") if p.is_file()}
+    (smoke_run.root / "params" / "smoke" / "alpha_demo.yaml").write_text("n_points: 1\n")
+    proc = hb_subprocess("--root", smoke_run.root, "run", "--profile", "smoke", "--only", "alpha_demo")
+    manifest = json.loads((smoke_run.dir / "manifest.json").read_text())
+    return types.SimpleNamespace(before=before, proc=proc, manifest=manifest)
+
+
+def test_a_failed_rerun_keeps_the_previous_outputs(smoke_run, failed_rerun):
+    assert failed_rerun.proc.returncode == 1
+    assert "alpha_demo: ValueError: n_points=1 is not allowed" in failed_rerun.proc.stdout
+    for rel, data in failed_rerun.before.items():  # figures, tables, claims, executed notebook, html
+        assert (smoke_run.dir / rel).read_bytes() == data, rel
+    assert {"figures/alpha_demo_line.png", "tables/alpha_demo_values.csv", "claims/alpha_demo.csv",
+            "notebooks/alpha_demo.ipynb", "html/alpha_demo.html"} <= set(failed_rerun.before)
+    assert (smoke_run.dir / "failed" / "alpha_demo.ipynb").is_file()  # the failed run, for reading
+    assert not (smoke_run.dir / ".running").exists()
+
+
+def test_the_index_says_which_run_the_outputs_come_from(smoke_run, failed_rerun):
+    entry = failed_rerun.manifest["notebooks"]["alpha_demo"]
+    first = smoke_run.manifest["notebooks"]["alpha_demo"]
+    assert entry["status"] == "failed" and entry["started"] >= first["started"]
+    assert entry["outputs_from"]["started"] == first["started"]
+    assert entry["outputs_html"] == "html/alpha_demo.html" and entry["figures"] == ["figures/alpha_demo_line.png"]
+    page = (smoke_run.dir / "index.html").read_text()
+    section = page.split('id="alpha_demo"')[1].split("<section")[0]
+    assert (f"This run failed; the figures and tables below are from the run of {first['started']}" in section)
+    assert "the last run failed; this row is from the run of" in page.split('<section id="claims">')[1]

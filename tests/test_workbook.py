@@ -269,3 +269,104 @@ def test_new_notebook_refuses_stray_params_file(fixture_workbook):
     with pytest.raises(wbk.WorkbookError, match="params/paper/later.yaml already exists"):
         wbk.new_notebook(wb, "later", "alpha_demo")
     assert not wb.notebook_path("later").exists()
+
+
+# ----------------------------------------------------------------------------- elements and policy names
+
+@pytest.mark.parametrize("key, value, fragment", [
+    ("horizons", ["5000"], "key 'horizons' expects a list of int (the notebook's default is [10, 20]), got '5000' "
+                           "(str) at position 0"),
+    ("horizons", [10, 2.5], "got 2.5 (float) at position 1"),
+    ("horizons", [10, True], "got True (bool) at position 1"),
+    ("weights", [1, "a"], "key 'weights' expects a list of float (or int)"),
+    ("grid", [[1, 2], [3, "x"]], "key 'grid' expects a list of list"),
+    ("params", {"CURE-UCB": 3}, "key 'params' expects a mapping to dict"),
+])
+def test_list_and_mapping_elements_are_checked(key, value, fragment):
+    defaults = dict(DEFAULTS, weights=[0.5], grid=[[1, 2]], params={"CURE-UCB": {"eps": 0.5}})
+    _, problems = wbk.check_overrides({key: value}, defaults, "f.yaml", registries={})
+    assert len(problems) == 1 and fragment in problems[0] and "\n" not in problems[0]
+
+
+def test_accepted_elements():
+    defaults = dict(DEFAULTS, weights=[0.5], grid=[[1, 2]], params={"CURE-UCB": {"eps": 0.5}}, empty=[])
+    overrides = {"horizons": [5, 6], "weights": [1, 0.25], "grid": [[3]], "params": {"X": {"window": 3, "a": "b"}},
+                 "empty": ["anything", 1]}
+    _, problems = wbk.check_overrides(overrides, defaults, "f.yaml", registries={})
+    assert problems == []
+
+
+REGISTRIES = {"rising": ["CURE-UCB", "R-ed-UCB", "SW-UCB"], "commitment": ["RAEC", "UCB"]}
+
+
+def test_policy_names_checked_against_the_notebooks_own_registry():
+    defaults = {"policies": ["CURE-UCB", "SW-UCB"], "policy_params": {}, "sigma_policies": ["CURE-UCB"]}
+    ok = {"policies": ["R-ed-UCB"], "policy_params": {"SW-UCB": {}}, "sigma_policies": []}
+    assert wbk.check_policy_names(ok, defaults, "f.yaml", REGISTRIES) == []
+    bad = {"policies": ["CURE-UBC", "RAEC"], "sigma_policies": ["SW_UCB"]}
+    problems = wbk.check_policy_names(bad, defaults, "f.yaml", REGISTRIES)
+    assert problems == [
+        "f.yaml: key 'policies' names unknown policy 'CURE-UBC' (did you mean 'CURE-UCB'?); valid policies: "
+        "CURE-UCB, R-ed-UCB, SW-UCB",
+        "f.yaml: key 'policies' names unknown policy 'RAEC'; valid policies: CURE-UCB, R-ed-UCB, SW-UCB",
+        "f.yaml: key 'sigma_policies' names unknown policy 'SW_UCB' (did you mean 'SW-UCB'?); valid policies: "
+        "CURE-UCB, R-ed-UCB, SW-UCB"]
+    commit = wbk.check_policy_names({"policies": ["UCB", "CURE-UCB"]}, {"policies": ["RAEC"]}, "g.yaml", REGISTRIES)
+    assert commit == ["g.yaml: key 'policies' names unknown policy 'CURE-UCB'; valid policies: RAEC, UCB"]
+    # defaults that name no registered policy say nothing about which names are valid: not checked
+    assert wbk.check_policy_names({"policies": ["x"]}, {"policies": ["mine"]}, "h.yaml", REGISTRIES) == []
+
+
+def test_the_real_registries_hold_the_notebooks_policies():
+    registries = wbk.policy_registries()
+    assert {"CURE-UCB", "R-ed-UCB", "SW-UCB"} <= set(registries["rising"])
+    assert registries.get("commitment"), "no commitment policy registered"
+
+
+# ----------------------------------------------------------------------------- staging and adoption
+
+def test_adopt_replaces_owned_files_only_on_success(tmp_path):
+    profile = tmp_path / "smoke"
+    names = ["alpha", "alpha_two", "beta"]
+    old = {"figures/alpha_old.png": b"old", "figures/alpha_keep.png": b"old-keep", "figures/alpha_two_x.png": b"two",
+           "figures/beta_y.png": b"beta", "claims/alpha.csv": b"old claims", "notebooks/alpha.ipynb": b"{}",
+           "html/alpha.html": b"old page"}
+    for rel, data in old.items():
+        (profile / rel).parent.mkdir(parents=True, exist_ok=True)
+        (profile / rel).write_bytes(data)
+
+    def staged_task(files, notebook=True):
+        task = wbk.Task("alpha", "nb", str(tmp_path), str(profile), "smoke", {})
+        for rel, data in files.items():
+            (task.staged_outputs / rel).parent.mkdir(parents=True, exist_ok=True)
+            (task.staged_outputs / rel).write_bytes(data)
+        if notebook:
+            task.staged_notebook.write_text('{"new": 1}')
+            task.staged_html.write_text("new page")
+        return task
+
+    failed = wbk.adopt_outputs(staged_task({"figures/alpha_keep.png": b"partial"}),
+                               wbk.Result("alpha", "failed", 1.0, "t"), names)
+    assert {rel: (profile / rel).read_bytes() for rel in old} == old  # nothing replaced
+    assert failed.executed == "failed/alpha.ipynb" and failed.html == "failed/alpha.html"
+    assert not (profile / ".running" / "alpha").exists()
+
+    ok = wbk.adopt_outputs(staged_task({"figures/alpha_keep.png": b"new", "tables/alpha_t.csv": b"t"}),
+                           wbk.Result("alpha", "ok", 1.0, "t"), names)
+    assert ok.executed == "notebooks/alpha.ipynb" and ok.html == "html/alpha.html"
+    assert (profile / "figures" / "alpha_keep.png").read_bytes() == b"new"
+    assert (profile / "tables" / "alpha_t.csv").read_bytes() == b"t"
+    assert not (profile / "figures" / "alpha_old.png").exists()  # the previous run's, not rewritten
+    assert not (profile / "claims" / "alpha.csv").exists()  # this run recorded no claims
+    assert (profile / "figures" / "alpha_two_x.png").read_bytes() == b"two"  # another notebook's
+    assert (profile / "figures" / "beta_y.png").read_bytes() == b"beta"
+    assert (profile / "html" / "alpha.html").read_text() == "new page"
+    assert not (profile / "failed" / "alpha.ipynb").exists()
+
+
+def test_kernel_environment_keeps_the_users_cache(tmp_path):
+    wb = wbk.Workbook(tmp_path, tmp_path / "out")
+    env = wbk.kernel_environment(wb, None, base={"PATH": "/bin"})
+    assert env["HB_CACHE_DIR"] == str(tmp_path / "out" / "cache") and "HB_DASK_ADDRESS" not in env
+    env = wbk.kernel_environment(wb, "tcp://x:1", base={"HB_CACHE_DIR": "/mine"})
+    assert env["HB_CACHE_DIR"] == "/mine" and env["HB_DASK_ADDRESS"] == "tcp://x:1"

@@ -2,11 +2,13 @@
 
     hb list                                   notebooks and their one-line descriptions
     hb run --profile smoke [--only NAME ...]  execute notebooks into outputs/<profile>/
+    hb claims [--profile P]                   the papers' claims checked by the last runs
     hb new NAME --from NOTEBOOK               start a notebook from an existing one
     hb data fetch-imdb [--dest DIR]           download the IMDB learning curves
 
-User mistakes (unknown profile or notebook, bad parameter files, bad names) print one line
-``hb: error: ...`` and exit with status 2; a failed notebook makes ``hb run`` exit with status 1.
+User mistakes (unknown profile or notebook, bad parameter files, bad names, an unwritable outputs
+folder) print one line ``hb: error: ...`` and exit with status 2; a failed notebook makes ``hb run``
+exit with status 1; Ctrl-C stops it with status 130.
 """
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
                "  hb new my_family --from new_instance_family\n"
                "  hb run --profile smoke --only my_family\n\n"
                "Results: outputs/<profile>/index.html (open it in a browser) and manifest.json.\n"
-               "Exit status: 0 ok, 1 a notebook failed, 2 a usage or parameter-file mistake (nothing run).",
+               "Exit status: 0 ok, 1 a notebook failed, 2 a usage or parameter-file mistake (nothing run), "
+               "130 interrupted.",
     )
     parser.add_argument("--root", metavar="DIR",
                         help="workbook folder holding notebooks/ and params/ (default: $HB_ROOT, else the "
@@ -69,6 +72,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="notebooks executed in parallel processes (default 1; results are identical)")
     run.add_argument("--check", action="store_true",
                      help="only validate the parameter files and show what would run")
+    run.add_argument("--cluster", metavar="ADDRESS", default=None,
+                     help="send the notebooks' grids to the dask scheduler at ADDRESS (e.g. tcp://host:8786); "
+                          f"the kernels see it as ${wbk.CLUSTER_ENV} (default: ${wbk.CLUSTER_ENV} if set)")
+
+    claims = sub.add_parser(
+        "claims", help="print the papers' claims checked by the notebooks run so far",
+        description="Print outputs/<profile>/claims.csv: every claim of the two papers the notebooks run in "
+                    "that profile recorded, with our number and the verdict. Exit status 2 if the profile "
+                    "has not been run.")
+    claims.add_argument("--profile", default="default", choices=wbk.PROFILES,
+                        help="which run's claims (default: %(default)s)")
 
     new = sub.add_parser(
         "new", help="copy a notebook under a new name, with its parameter files",
@@ -96,21 +110,74 @@ def _cmd_list(wb: wbk.Workbook, args) -> int:
         return 0
     width = max(len(i.name) for i in infos)
     for info in infos:
-        print(f"{info.name:<{width}}  {info.description or '(no description)'}")
+        if info.problem:  # listed, and said once on stderr, so the other notebooks stay usable
+            print(f"{info.name:<{width}}  (cannot be read)")
+            print(f"hb: warning: {info.problem}", file=sys.stderr)
+        else:
+            print(f"{info.name:<{width}}  {info.description or '(no description)'}")
     return 0
+
+
+def _cluster_address(args) -> str | None:
+    address = args.cluster if args.cluster is not None else os.environ.get(wbk.CLUSTER_ENV) or None
+    if address is not None and (not address.strip() or any(c.isspace() for c in address)):
+        raise wbk.WorkbookError(f"--cluster={address!r} is not allowed: expected a scheduler address such as "
+                                "tcp://127.0.0.1:8786")
+    return address
 
 
 def _cmd_run(wb: wbk.Workbook, args, argv) -> int:
     if args.jobs < 1:
         raise wbk.WorkbookError(f"--jobs={args.jobs} is not allowed: expected an integer >= 1")
+    cluster = _cluster_address(args)
     if args.check:
         plans = wbk.plan_run(wb, args.profile, wb.select(args.only))
         for plan in plans:
+            if plan.problem:
+                print(f"{plan.name}: cannot run: {plan.problem}")
+                continue
             source = plan.params_file or "no parameter file (defaults)"
             print(f"{plan.name}: {source}; overrides {plan.overrides}")
+        env = wbk.kernel_environment(wb, cluster)
+        print(f"kernels get {wbk.CACHE_ENV}={env[wbk.CACHE_ENV]}"
+              + (f" and {wbk.CLUSTER_ENV}={cluster} (grids run on that dask cluster)" if cluster else
+                 " (grids run on this machine)"))
         print(f"{args.profile}: {len(plans)} notebook(s) valid")
         return 0
-    return wbk.run(wb, args.profile, only=args.only, jobs=args.jobs, argv=["hb", *argv])
+    return wbk.run(wb, args.profile, only=args.only, jobs=args.jobs, argv=["hb", *argv], cluster=cluster)
+
+
+def _cmd_claims(wb: wbk.Workbook, args) -> int:
+    from . import claims
+
+    profile_dir = wb.profile_dir(args.profile)
+    path = profile_dir / "claims.csv"
+    if not path.is_file():
+        raise wbk.WorkbookError(f"no claims for the {args.profile} profile: {wb.rel(path)} does not exist; "
+                                f"run hb run --profile {args.profile} first")
+    try:
+        table = claims.read(path)
+    except (ValueError, OSError) as exc:
+        raise wbk.WorkbookError(f"{wb.rel(path)}: {' '.join(str(exc).split())}") from None
+    print(_claims_text(table))
+    print(f"{args.profile}: {len(table)} claim(s): {claims.summary_line(table)}")
+    return 0
+
+
+def _claims_text(table) -> str:
+    """The ledger as aligned text: one line per claim (id, verdict, where, ours), grouped by paper."""
+    if not len(table):
+        return "(no notebook run so far recorded a claim)"
+    width = max(len(c) for c in table["claim_id"])
+    verdict_width = max(len(v) for v in table["verdict"])
+    lines = []
+    for paper, rows in table.groupby("paper", sort=True):
+        lines.append(f"paper {paper}")
+        for row in rows.to_dict("records"):
+            lines.append(f"  {row['claim_id']:<{width}}  {row['verdict']:<{verdict_width}}  {row['where']}: "
+                         f"{row['statement']} | paper: {row['paper_value']} | ours: {row['ours']} "
+                         f"[{row['notebook']}]")
+    return "\n".join(lines)
 
 
 def _cmd_new(wb: wbk.Workbook, args) -> int:
@@ -157,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_run(wb, args, argv)
         if args.command == "new":
             return _cmd_new(wb, args)
+        if args.command == "claims":
+            return _cmd_claims(wb, args)
         return _cmd_fetch_imdb(wb, args)
     except wbk.ValidationError as exc:
         for problem in exc.problems:  # one line each; nothing has run

@@ -1,0 +1,38 @@
+"""The worker process of ``hb run``: executes one notebook (``execute.execute_notebook``).
+
+    python -m horizonbandits.workbook.worker TASK.pickle RESULT.pickle PARENT_PID
+
+It runs in its own session, so a Ctrl-C in the terminal reaches ``hb run`` only, which then stops
+its workers with SIGTERM; a worker whose parent is gone stops by itself. Either way it kills its
+kernel first. The result is written atomically, so ``hb run`` reads a whole one or none.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+
+from .execute import execute_notebook, stop_with_parent
+from ..outputs import atomic_write
+
+
+def main(argv: list[str]) -> int:
+    task_path, result_path, parent_pid = argv[0], argv[1], int(argv[2])
+    stop_with_parent(parent_pid)
+    with open(task_path, "rb") as fh:
+        task = pickle.load(fh)
+    # Quieter kernels: no jupyter path-migration notice, no debugger frozen-modules warning.
+    os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    result = execute_notebook(task)
+
+    def write(tmp):
+        with open(tmp, "wb") as fh:
+            pickle.dump(result, fh)
+
+    atomic_write(result_path, write)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
