@@ -9,6 +9,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -399,6 +400,40 @@ def test_index_page(smoke_run):
         assert text in page, text
     rendered = (smoke_run.dir / "html" / "alpha_demo.html").read_text()
     assert "data:image/png;base64" in rendered and "The line ends at 6" in rendered
+
+
+NETWORK = [re.compile(p, re.IGNORECASE) for p in (
+    r"<(?:script|link|img|iframe|source)\b[^>]*\b(?:src|href)\s*=\s*[\"']?\s*(?:https?:)?//",  # a tag that loads a URL
+    r"@import\s+(?:url\()?\s*[\"']?\s*(?:https?:)?//",  # a stylesheet importing one
+    r"url\(\s*[\"']?\s*(?:https?:)?//",  # a font or image in CSS
+    r"\bimport\s*\(\s*[\"'](?:https?:)?//",  # a script importing a module
+)]
+
+
+def network_references(page: str) -> list[str]:
+    return [m.group(0) for pattern in NETWORK for m in pattern.finditer(page)]
+
+
+def test_network_reference_scan_can_fail():
+    assert network_references('<script src="https://cdn.example/x.js"></script>')
+    assert network_references("<link rel=stylesheet href='//fonts.example/f.css'>")
+    assert network_references("<style>@import url(https://x/y.css);</style>")
+    assert network_references('<script type="module">await import("https://x/m.mjs")</script>')
+    assert not network_references('<script src="../_static/mathjax/MathJax.js"></script><a href="https://x">a link</a>')
+
+
+def test_pages_load_nothing_from_the_network_and_formulas_render_offline(smoke_run):
+    pages = [smoke_run.dir / "index.html", *smoke_run.dir.glob("html/*.html"), *smoke_run.dir.glob("failed/*.html")]
+    assert len(pages) == 4  # the index, alpha_demo's page and the two failed notebooks' pages
+    for page in pages:
+        text = page.read_text()
+        assert network_references(text) == [], page
+        for src in re.findall(r'<script[^>]*\bsrc="([^"]+)"', text):  # every script is a local file
+            assert (page.parent / src.split("?")[0]).is_file(), (page, src)
+    rendered = (smoke_run.dir / "html" / "alpha_demo.html").read_text()
+    assert '<script src="../_static/mathjax/MathJax.js?config=' in rendered
+    assert 'webFont: "STIX-Web"' in rendered  # the fonts the copy ships
+    assert (smoke_run.dir / "_static" / "mathjax" / "fonts" / "HTML-CSS" / "STIX-Web" / "woff").is_dir()
 
 
 def test_the_kernel_sees_the_cache_folder_and_the_cluster(smoke_run):

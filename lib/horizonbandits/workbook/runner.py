@@ -29,6 +29,7 @@ from pathlib import Path
 from .base import WorkbookError, now, one_line
 from .execute import Result, Task, adopt_outputs, describe_failure
 from .locate import Workbook
+from .pages import install_assets
 from .params import Plan, plan_run
 from .report import git_state, package_versions, write_reports
 
@@ -154,6 +155,11 @@ class _Run:
         from tqdm.auto import tqdm
 
         shutil.rmtree(self.running_dir, ignore_errors=True)  # leftovers of a killed run
+        try:
+            install_assets(self.profile_dir)  # MathJax beside the pages, so they work offline
+        except (ImportError, OSError) as exc:
+            print(f"hb: warning: formulas will not render in the pages: MathJax not copied ({one_line(exc)})",
+                  file=sys.stderr)
         pending = deque(p for p in self.plans if p.problem is None)
         t0 = time.perf_counter()
         previous = self._catch_signals()
