@@ -14,7 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .. import claims as claims_mod
 from ..outputs import atomic_write_text
 from .base import now, one_line, readable
 from .execute import Result, owner_of
@@ -189,6 +188,8 @@ def _run_label(run: dict | None) -> str:
 def _ledger_section(ledger, entries: dict) -> str:
     """The claims of every notebook run so far, with the verdict counts, each row linked to its
     notebook's page (the rendered notebook when there is one, else its section below)."""
+    from .. import claims as claims_mod  # pandas: imported only when a report is written
+
     if ledger is None or not len(ledger):
         return ('<section id="claims"><h2>Claims</h2><p><em>No notebook run so far recorded a claim '
                 "(claims.record).</em></p></section>")
@@ -303,6 +304,8 @@ def write_reports(wb: Workbook, profile: str, plans: list[Plan], results: list[R
     infos = wb.notebooks()
     manifest_path = readable(atomic_write_text(profile_dir / "manifest.json",
                                                json.dumps(manifest, indent=2, default=str) + "\n"))
+    from .. import claims as claims_mod
+
     try:
         ledger = claims_mod.write_ledger(profile_dir, profile, notebooks=set(manifest["notebooks"]))
     except Exception as exc:  # a damaged claims/<name>.csv must not cost the manifest and the index
