@@ -112,6 +112,7 @@ def test_ctrl_c_stops_at_once_and_keeps_what_finished(workbook, tmp_path):
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     stopped_after = time.monotonic() - t0
+    print(f"hb run stopped {stopped_after:.1f} s after Ctrl-C")
     assert proc.returncode == 130, out + err
     assert stopped_after < 10, stopped_after
     lines = [ln for ln in err.splitlines() if ln.startswith("hb:")]
