@@ -156,4 +156,5 @@ def test_raec_rejects_bad_hyperparameters(kwargs, word):
 def test_labels_show_changed_hyperparameters():
     assert RAEC().label == "RAEC"
     assert RAEC(commit="empirical").label == "RAEC(commit='empirical')"
-    assert instances.section72_policy().label.startswith("RAEC(stage1_scale=0.04")
+    assert instances.section72_policy().label.startswith("RAEC(eps='by_region', stage1_scale=0.04")
+    assert instances.section72_policy(eps_rule="theorem3.1").label.startswith("RAEC(stage1_scale=0.04")

@@ -100,7 +100,7 @@ def test_clipped_normal_moments_match_monte_carlo(loc, sd):
 
 @pytest.mark.parametrize("execution", ["sampled", "proportional"])
 def test_sampling_cost_is_the_jensen_gap_of_the_simulated_commitment_phase(execution):
-    problem = section73(T=40, N=10, noise_sd=0.3, execution=execution)
+    problem = section73(T=40, N=10, outcomes="gaussian", noise_sd=0.3, execution=execution)
     x = np.array([0.2, 0.1, 0.3, 0.2, 0.2])  # (T - N) x is integral for the proportional execution
     n = problem.T - problem.N
     rng = np.random.default_rng(0)
@@ -118,8 +118,9 @@ def test_sampling_cost_is_the_jensen_gap_of_the_simulated_commitment_phase(execu
 
 
 @pytest.mark.parametrize("noise_sd", [0.0, 0.1, 0.3])
-def test_section73_optimum_is_unique_and_mixes_arms_3_4_5(noise_sd):
-    problem = section73(2000, noise_sd=noise_sd)
+def test_section73_inside_hull_optimum_is_unique_and_mixes_arms_3_4_5(noise_sd):
+    # target_z=None, A = I: the choice before issue 16 (c inside the hull of m_3, m_4, m_5)
+    problem = section73(2000, outcomes="gaussian", noise_sd=noise_sd, a_scale=1.0, a_shape=(1, 1, 1), target_z=None)
     x_star = np.array([0, 0, 0.4, 0.3, 0.3])
     assert abs(problem.optimal_value) < 1e-12
     assert np.allclose(problem.optimal_portfolio, x_star, atol=1e-9)
@@ -132,6 +133,40 @@ def test_section73_optimum_is_unique_and_mixes_arms_3_4_5(noise_sd):
             assert res.status == 0 and abs(res.x[i] - x_star[i]) < 1e-9
     if noise_sd == 0:
         assert np.allclose(problem.reward.c, [0.296, 0.502, 0.18])
+
+
+@pytest.mark.parametrize("outcomes", ["bernoulli", "gaussian"])
+def test_section73_default_optimum_is_x_star_and_unique(outcomes):
+    problem = section73(2000, outcomes=outcomes)
+    x_star = np.array([0, 0, 0.4, 0.3, 0.3])
+    assert np.allclose(problem.reward.A, np.diag([2.0, 2.0, 50.0])) and problem.reward.c[2] == 0.0
+    assert np.allclose(problem.optimal_portfolio, x_star, atol=1e-9)
+    # OPT_g = -50 z^2, z the third coordinate of M x* (0.18 for Bernoulli outcomes): the first two hit c
+    z = problem.outcome_mean[2] @ x_star
+    assert problem.optimal_value == pytest.approx(-50 * z ** 2, abs=1e-9)
+    assert outcomes == "gaussian" or z == pytest.approx(0.18)
+    # unique: every other portfolio on a fine random sample of the simplex is strictly worse
+    grid = np.random.default_rng(0).dirichlet(np.ones(5), size=20000)
+    values = problem.reward.value(grid @ problem.outcome_mean.T)
+    dist = np.abs(grid - x_star).sum(axis=1)
+    assert np.all(values[dist > 0.05] < problem.optimal_value - 1e-4)
+
+
+def test_bernoulli_outcomes_have_bernoulli_coordinates():
+    problem = section73(8000)
+    tables = problem.draw(seed=1, s=0)
+    assert set(np.unique(tables.Y)) <= {0.0, 1.0}
+    se = np.sqrt(0.25 / problem.N)
+    assert np.all(np.abs(tables.Y.mean(axis=1).T - SECTION73_OUTCOMES) < 5 * se)
+    assert np.allclose(problem.outcome_var, SECTION73_OUTCOMES * (1 - SECTION73_OUTCOMES))
+    # the f-draws are those of the Gaussian model: only the outcome law differs
+    assert np.array_equal(tables.F, section73(8000, outcomes="gaussian").draw(seed=1, s=0).F)
+    with pytest.raises(ValueError, match="outcomes='poisson'"):
+        section73(1000, outcomes="poisson")
+    with pytest.raises(ValueError, match="a_scale"):
+        section73(1000, a_scale=0)
+    with pytest.raises(ValueError, match="a_shape"):
+        section73(1000, a_shape=(1, 1))
 
 
 def test_section73_arms_and_validation():
@@ -156,7 +191,7 @@ def test_section73_arms_and_validation():
 
 
 def test_tables_are_common_random_numbers_with_the_right_law():
-    problem = section73(8000, noise_sd=0.1)
+    problem = section73(8000, outcomes="gaussian", noise_sd=0.1)
     a, b = problem.draw(seed=3, s=1), problem.draw(seed=3, s=1, n_max=500)
     assert np.array_equal(a.F[:, :500], b.F) and np.array_equal(a.Y[:, :500], b.Y)  # prefixes
     assert not np.array_equal(a.F, problem.draw(seed=3, s=2).F)

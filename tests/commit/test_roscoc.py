@@ -61,10 +61,11 @@ def test_stage2_concentrates_on_the_f_best_arm():
     assert counts[1] == counts[2] == target and counts[0] == 4000 - 2 * target
 
 
+@pytest.mark.parametrize("stage1", ["frank_wolfe", "convex_solve"])
 @pytest.mark.parametrize("solve_every", ["round", "doubling"])
-def test_roscoc_stages_and_path_commitment(solve_every):
+def test_roscoc_stages_and_path_commitment(solve_every, stage1):
     problem = section73(1200)
-    policy = ROSCOC(solve_every=solve_every)
+    policy = ROSCOC(solve_every=solve_every, stage1=stage1)
     run = policy.run(problem, problem.draw(0, 0), policy_stream_seed(0, 0), trace=True)
     n1 = policy.stage1_rounds(problem)
     L = problem.reward.lipschitz()
@@ -78,15 +79,46 @@ def test_roscoc_stages_and_path_commitment(solve_every):
     assert run.info["solves"] == expected_solves
     xs = run.info["stage1_portfolios"]
     assert xs.shape == (n1 - 5, 5) and np.allclose(xs.sum(axis=1), 1)
-    if solve_every == "doubling":  # x changes only right after K, 2K, 4K, ... Stage-I pulls
+    if stage1 == "frank_wolfe":  # a vertex each round: the arm pulled
+        assert np.array_equal(xs.argmax(axis=1), path[5:]) and np.all(xs.max(axis=1) == 1)
+    elif solve_every == "doubling":  # x changes only right after K, 2K, 4K, ... Stage-I pulls
         changes = {i for i in range(1, len(xs)) if not np.array_equal(xs[i], xs[i - 1])}
         assert changes <= {5 * 2 ** k - 5 for k in range(1, 20)}
 
 
+@pytest.mark.parametrize("solve_every", ["round", "doubling"])
+def test_frank_wolfe_kernel_picks_the_reference_arms(solve_every):
+    rng = np.random.default_rng(7)
+    for k in range(12):
+        T = int(rng.integers(200, 6000))
+        kw = dict(outcomes="gaussian", noise_sd=0.2) if k % 2 else {}
+        problem = section73(T, delta_f=float(rng.uniform(0, 0.5)), a_scale=float(rng.choice([1.0, 2.0])),
+                            a_shape=tuple(rng.uniform(0.5, 30, size=3)), **kw)
+        policy = ROSCOC(solve_every=solve_every, radius_scale=float(rng.choice([0.0, 0.1, 1.0])),
+                        stage1_scale=float(rng.choice([0.1, 0.3])))
+        tables = problem.draw(k, 0)
+        fast = policy.run(problem, tables)
+        n1 = policy.stage1_rounds(problem)
+        slow = policy.reference_run(problem, tables, n1, np.log(5 * 3 * n1), trace=True)
+        assert np.array_equal(fast.pulls, slow.pulls) and np.array_equal(fast.portfolio, slow.portfolio)
+        assert fast.info["solves"] == slow.info["solves"]
+
+
+def test_frank_wolfe_path_concentrates_where_the_convex_solve_path_does_not():
+    # Issue 16's diagnosis on the inside-hull instance (A = I, Gaussian noise 0.1): the optimistic convex step's
+    # optimal set is wide and its path stays near uniform; the Frank-Wolfe path moves towards x* = (0, 0, .4, .3, .3).
+    problem = section73(20000, outcomes="gaussian", a_scale=1.0, a_shape=(1, 1, 1), target_z=None)
+    weight12 = {}
+    for stage1, every in (("frank_wolfe", "round"), ("convex_solve", "doubling")):
+        runs = [run_seed(problem, ROSCOC(stage1=stage1, solve_every=every), seed=0, s=s) for s in range(3)]
+        weight12[stage1] = np.mean([r.portfolio[:2].sum() for r in runs])
+    assert weight12["convex_solve"] > 0.3 and weight12["frank_wolfe"] < 0.7 * weight12["convex_solve"]
+
+
 def test_roscoc_path_tracks_the_optimum_without_noise_or_optimism():
     # With exact outcomes and zero radius every convex step returns x*: the path is a sample from x*.
-    problem = section73(40000, noise_sd=0.0)
-    policy = ROSCOC(radius_scale=0.0, solve_every="doubling", stage1_scale=0.3)
+    problem = section73(40000, outcomes="gaussian", noise_sd=0.0, a_scale=1.0, a_shape=(1, 1, 1), target_z=None)
+    policy = ROSCOC(radius_scale=0.0, solve_every="doubling", stage1_scale=0.3, stage1="convex_solve")
     run = policy.run(problem, problem.draw(1, 0), policy_stream_seed(1, 0), trace=True)
     n1 = run.info["stage1_rounds"]
     assert n1 > 1000
@@ -99,11 +131,22 @@ def test_roscoc_path_tracks_the_optimum_without_noise_or_optimism():
     assert problem.commitment_regret(run.portfolio)[0] < 0.05 * problem.commitment_regret(np.full(5, 0.2))[0]
 
 
+@pytest.mark.parametrize("target_z", [None, 0.0])
+def test_frank_wolfe_path_converges_to_the_optimum_without_noise_or_optimism(target_z):
+    # Exact outcomes, zero radius: the path's empirical distribution is the averaged Frank-Wolfe iterate of
+    # max g(M x), whose value approaches OPT_g (here within 1 % of the uniform portfolio's loss).
+    problem = section73(40000, outcomes="gaussian", noise_sd=0.0, target_z=target_z)
+    run = ROSCOC(radius_scale=0.0).run(problem, problem.draw(1, 0))
+    assert run.info["stage1_rounds"] > 1000
+    assert problem.commitment_regret(run.portfolio)[0] < 0.01 * problem.commitment_regret(np.full(5, 0.2))[0]
+    assert np.abs(run.portfolio - problem.optimal_portfolio).max() < 0.05
+
+
 def test_roscoc_plugin_commitment_solves_on_stage1_means():
     problem = section73(2000)
     tables = problem.draw(2, 0)
     run = ROSCOC(commit="plugin").run(problem, tables, policy_stream_seed(2, 0), trace=True)
-    x, v = portfolio_solve_exact(run.info["stage1_means"], problem.reward.c)
+    x, v = portfolio_solve_exact(run.info["stage1_means"], problem.reward.c, problem.reward.A)
     assert abs(problem.reward.value(run.info["stage1_means"] @ run.portfolio) - v) < 1e-6
 
 
@@ -113,7 +156,7 @@ def test_ucb_portfolio_commits_to_the_plug_in_optimum_of_its_pulls():
     run = UCBPortfolio().run(problem, tables)
     assert np.array_equal(run.pulls, ucb_f_counts(tables.F, problem.N))
     O_hat = np.stack([tables.Y[i, :n].mean(axis=0) for i, n in enumerate(run.pulls)], axis=1)
-    _, v = portfolio_solve_exact(O_hat, problem.reward.c)
+    _, v = portfolio_solve_exact(O_hat, problem.reward.c, problem.reward.A)
     assert abs(problem.reward.value(O_hat @ run.portfolio) - v) < 1e-6
     assert run.pulls[0] == run.pulls.max()  # UCB spends most rounds on the f-best arm
 
@@ -164,5 +207,7 @@ def test_parameter_validation():
         ROSCOC(radius_scale=-1)
     with pytest.raises(ValueError, match="gamma=0"):
         ROSCOC(gamma=0)
+    with pytest.raises(ValueError, match="stage1='mirror'"):
+        ROSCOC(stage1="mirror")
     assert ROSCOC(solve_every="doubling").label == "ROSCOC(solve_every='doubling')"
     assert ROSCOC().label == "ROSCOC" and UCBPortfolio().label == "UCB-Portfolio"

@@ -107,6 +107,37 @@ def test_section72_instance_and_gap_validation():
     assert (pol.stage1_scale, pol.stage2_scale, pol.commit) == (1 / 25, 1 / 10, "empirical")
 
 
+def test_section72_policy_takes_the_eps_of_region_ii():
+    # every T of Figure 4's grid is Region II by section 3.2's boundaries, so eps = (K log(T-N) / (T-N))^(1/3)
+    region, thm = instances.section72_policy(), instances.section72_policy(eps_rule="theorem3.1")
+    for T in (500, 1000, 2500, 5000, 10000, 15000, 20000):
+        p = instances.section72(T)
+        assert theory.regime(4, p.N, T, "section3") == "II"
+        assert region.epsilon(p) == pytest.approx((4 * math.log(T - p.N) / (T - p.N)) ** (1 / 3))
+        assert thm.epsilon(p) == pytest.approx(theory.raec_epsilon(4, p.N, T))
+        assert region.stage1_epochs(p) > thm.stage1_epochs(p)  # Theorem 3.1's first term dominates here
+    assert theory.regime(4, 125, 500, "intro") == "I"  # section 1.1's boundaries put T = 500 in Region I
+    assert instances.section72_policy(eps=0.3).eps == 0.3
+    with pytest.raises(ValueError, match="eps_rule='paper'"):
+        instances.section72_policy(eps_rule="paper")
+
+
+def test_separable_family_and_when_raec_is_uniform_exploration():
+    p = instances.section71("quarter", 20000, family="separable")
+    assert p.N == 5000 and p.best_f == 0 and p.best_g == 1
+    assert p.gaps_f[1] == pytest.approx(0.45) and p.mu_g[1] - 0.5 == pytest.approx(0.5 * (4 / 15000) ** (1 / 3))
+    assert np.allclose(instances.section71("quarter", 20000).mu_f[1:], 0.5)  # the critical family is the default
+    # section 7.1's own settings: for N = floor(sqrt T) the first Stage-I target, ceil(16 log(T - N)) = 159 pulls
+    # per arm at T = 20,000, exceeds N/K = 35 (targets are capped at N = 141)
+    sqrt_cell = instances.section71("sqrt", 20000)
+    pol = instances.section71_policy("sqrt")
+    assert math.ceil(16 * math.log(20000 - 141)) == 159 and sqrt_cell.N == 141
+    assert pol.schedule(sqrt_cell)[0][0] == 141 and pol.is_uniform(sqrt_cell)
+    assert not instances.section71_policy("quarter").is_uniform(p)
+    with pytest.raises(ValueError, match="family='easy'"):
+        instances.section71("quarter", 1000, family="easy")
+
+
 def test_lower_bound_families():
     fam = instances.commitment_side_family(4, 5000, 20000, c=0.5)
     assert len(fam) == 3 and len({p.best_g for p in fam}) == 3 and all(p.best_f == 0 for p in fam)

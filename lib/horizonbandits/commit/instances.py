@@ -5,8 +5,10 @@
 - ``hard_instance``: section 7.1's mean vectors are missing from our copy; this family puts the gaps at
   the critical scale of each regime, s1 = sqrt(K/N) (short experiment) and s2 = (K/(T-N))^(1/3)
   (balanced): mu_f = 0.5 + c s1 on arm 1, mu_g = 0.5 + c max(s1, s2) on arm 2, every other mean 0.5.
-- ``section71`` / ``section71_policy`` / ``section71_rate``: one cell of Figure 3 (problem, the RAEC
-  settings of section 7.1, the rate r_s(T) of its "scaled theory" curve).
+- ``separable_instance``: a second Figure 3 family whose constant f-gap (delta_f = 0.45) lets the experiment
+  phase separate the arms, so that RAEC's reserved exploration differs from uniform exploration.
+- ``section71`` / ``section71_policy`` / ``section71_rate``: one cell of Figure 3 (problem of either family, the
+  RAEC settings of section 7.1, the rate r_s(T) of its "scaled theory" curve).
 - ``section72`` / ``section72_policy``: the instance of Figure 4 and RAEC's settings there.
 - ``commitment_side_family`` / ``experiment_side_family``: the two kinds of instances behind the
   minimax lower bound (Theorem 5.3; the construction is not in our copy, this is our reading).
@@ -98,10 +100,33 @@ def hard_instance(K: int, N: int, T: int, c: float = 0.1) -> CommitProblem:
     return CommitProblem.bernoulli(mu_f, mu_g, N, T)
 
 
-def section71(schedule: str, T: int, K: int = 4, c: float = 0.1) -> CommitProblem:
-    """The hard instance of one Figure 3 cell: N from the schedule, gaps at the critical scale."""
+def separable_instance(K: int, N: int, T: int, c: float = 0.5, delta_f: float = 0.45) -> CommitProblem:
+    """A hard instance the experiment phase can separate: arm 1 is f-best by the constant delta_f, arm 2 is
+    g-best by delta_g = c max(sqrt(K/N), (K/(T-N))^(1/3)) (the first of ``commitment_side_family``).
+
+    mu_f = (0.5 + delta_f, 0.5, ..., 0.5), mu_g = (0.5, 0.5 + delta_g, 0.5, ..., 0.5), Bernoulli coordinates.
+    A constant f-gap lets Stage II eliminate arms 2..K early, so exploring them for g costs delta_f per pull:
+    reserved exploration now differs from uniform exploration, which pays delta_f on (K-1)/K of the N rounds.
+    """
+    return commitment_side_family(K, N, T, c=c, delta_f=delta_f)[0]
+
+
+#: Instance families of Figure 3: gaps at the critical scale (``hard_instance``) or a separable f-gap.
+FAMILIES = {"critical": "f- and g-gaps at the critical scale (hard_instance)",
+            "separable": "constant f-gap delta_f, g-gap at the critical scale (separable_instance)"}
+FAMILY_DEFAULT_C = {"critical": 0.1, "separable": 0.5}
+
+
+def section71(schedule: str, T: int, K: int = 4, c: float | None = None, family: str = "critical",
+              delta_f: float = 0.45) -> CommitProblem:
+    """The hard instance of one Figure 3 cell: N from the schedule; ``family`` "critical" (``hard_instance``,
+    c = 0.1 by default) or "separable" (``separable_instance``, c = 0.5 and ``delta_f`` by default)."""
+    check_choice("family", family, tuple(FAMILIES))
     N = experiment_length(schedule, T)
-    return hard_instance(K, N, T, c)
+    c = FAMILY_DEFAULT_C[family] if c is None else c
+    if family == "critical":
+        return hard_instance(K, N, T, c)
+    return separable_instance(K, N, T, c, delta_f)
 
 
 def section71_policy(schedule: str, **overrides) -> RAEC:
@@ -123,7 +148,8 @@ def section72_gap(T: int, c: float) -> float:
 def section72(T: int, c: float = 0.5) -> CommitProblem:
     """Figure 4's instance: mu_f = (0.8, 0.77, 0.2, 0.2), mu_g = (0.2, 0.2, 0.55 + Delta_g(T), 0.55), N = floor(T/4).
 
-    Delta_g(T) = c / sqrt(log N); c is not given in our copy (sweep it). It must keep 0.55 + Delta_g <= 1.
+    Delta_g(T) = c / sqrt(log N). The paper does not give c: c = 0.5 is our default and the notebook sweeps it.
+    It must keep 0.55 + Delta_g <= 1.
     """
     T = check_int("T", T, 12)
     c = check_real("c", c, 0.0, lo_open=True)
@@ -135,9 +161,22 @@ def section72(T: int, c: float = 0.5) -> CommitProblem:
     return CommitProblem.bernoulli([0.8, 0.77, 0.2, 0.2], [0.2, 0.2, 0.55 + gap, 0.55], N, T)
 
 
-def section72_policy(**overrides) -> RAEC:
-    """RAEC as run in section 7.2: Stage I scaled by 1/25, Stage II by 1/10, empirical commitment."""
-    params = dict(stage1_scale=1 / 25, stage2_scale=1 / 10, commit="empirical")
+#: eps rules for section 7.2's RAEC: section 3.2's eps for the instance's region, or Theorem 3.1's max.
+EPS_RULES = {"region": "by_region", "theorem3.1": None}
+
+
+def section72_policy(eps_rule: str = "region", **overrides) -> RAEC:
+    """RAEC as run in section 7.2: Stage I scaled by 1/25, Stage II by 1/10, empirical commitment.
+
+    Section 7.2 calls its instance the balanced regime (Region II) and section 3.2 gives the eps of that
+    region, eps = (K log(T-N) / (T-N))^(1/3); ``eps_rule="region"`` (default) takes section 3.2's eps for
+    the region the instance is in (``theory.epsilon_by_region``, section 3.2's boundaries: every T of the
+    paper's grid is Region II there). ``eps_rule="theorem3.1"`` takes Theorem 3.1's
+    max{4 sqrt(K log(T-N)/N), (K log(T-N)/(T-N))^(1/3)}, whose first term dominates on this grid (for
+    N = T/4 up to T of about 10^7) and reserves one or two epochs fewer. An ``eps`` override wins.
+    """
+    check_choice("eps_rule", eps_rule, tuple(EPS_RULES))
+    params = dict(eps=EPS_RULES[eps_rule], stage1_scale=1 / 25, stage2_scale=1 / 10, commit="empirical")
     params.update(overrides)
     return RAEC(**params)
 

@@ -20,7 +20,7 @@ from numba import njit
 from ..errors import check_choice, check_real
 from ..rng import PyStream
 from .concave import PolicyRun, PortfolioProblem, PortfolioTables, theorem63_stage1_budget
-from .portfolio import solver_for
+from .portfolio import QuadraticReward, solver_for
 
 
 # ----------------------------------------------------------------------------------------------
@@ -81,6 +81,53 @@ def ucb_f_counts(F, N, record_arms: bool = False):
     arms = np.empty(N if record_arms else 0, dtype=np.int64)
     counts = _ucb_kernel(np.ascontiguousarray(F, dtype=np.float64), int(N), arms)
     return (counts, arms) if record_arms else counts
+
+
+# ----------------------------------------------------------------------------------------------
+# Stage I of ROSCOC, Frank-Wolfe form, for a quadratic g: compiled kernel (the reference is the
+# per-round loop of ``ROSCOC.run``; the tests check that both pick the same arms).
+
+@njit(cache=True)
+def _frank_wolfe_kernel(Y, A, c, n1, radius_scale, gamma, doubling, path):
+    """Stage I for g(y) = -(y - c)^T A (y - c): arm t-1 in round t <= K, then argmax_j theta . v_j + |theta| . rad_j
+    with theta = -2 A (ybar - c) at the average outcome ybar of the rounds so far and (v, rad) refreshed every
+    round or after K, 2K, 4K, ... pulls (``doubling``). Fills ``path``; returns (counts, refreshes)."""
+    K, d = Y.shape[0], Y.shape[2]
+    counts = np.zeros(K, dtype=np.int64)
+    sums = np.zeros((d, K))
+    total = np.zeros(d)
+    means = np.zeros((d, K))
+    rad = np.zeros((d, K))
+    next_solve, solves = K, 0
+    for t in range(1, n1 + 1):
+        if t <= K:
+            arm = t - 1
+        else:
+            if t - 1 >= next_solve:
+                for j in range(K):
+                    for k in range(d):
+                        means[k, j] = sums[k, j] / counts[j]
+                        rad[k, j] = radius_scale * (math.sqrt(gamma * means[k, j] / counts[j]) + gamma / counts[j])
+                solves += 1
+                next_solve = 2 * (t - 1) if doubling else t
+            theta = np.zeros(d)
+            for k in range(d):
+                for m in range(d):
+                    theta[k] -= 2.0 * A[k, m] * (total[m] / (t - 1) - c[m])
+            arm, best = 0, -np.inf
+            for j in range(K):
+                score = 0.0
+                for k in range(d):
+                    score += theta[k] * means[k, j] + abs(theta[k]) * rad[k, j]
+                if score > best:
+                    arm, best = j, score
+        for k in range(d):
+            y = Y[arm, counts[arm], k]
+            sums[k, arm] += y
+            total[k] += y
+        counts[arm] += 1
+        path[t - 1] = arm
+    return counts, solves
 
 
 # ----------------------------------------------------------------------------------------------
@@ -203,18 +250,31 @@ class ROSCOC:
     Stage I (rounds 1..n1, reserved). n1 = min(N, max(K, round(stage1_scale * tau))) with
       tau = min{N, (L_g^2 K d)^(1/3) (T - N)^(2/3)} (``theorem63_stage1_budget``: the budget that
       balances the terms of Theorem 6.3, which our copy does not print; section 7.3 uses 0.3 tau).
-      The first K rounds pull each arm once. Then, at round t, with n_j pulls of arm j and empirical
-      outcome means v_j, AD14's confidence radius per coordinate is
-          rad = radius_scale * (sqrt(gamma v_j / n_j) + gamma / n_j),  gamma = log(K d n1) by default
-      (AD14's Bernstein-type radius rad(v, n) = sqrt(gamma v / n) + gamma / n for [0, 1]-valued
-      outcomes, gamma = Theta(log(K d T / delta)); their estimate sets are boxes of a small
-      constant multiple of it, which ``radius_scale`` sets; 0 makes every step a greedy plug-in
-      step), boxes [v - rad, v + rad] clipped to [0, 1]^d, and the convex step
-          x_t = argmax_{x in simplex, v'_j in box_j} g(sum_j x_j v'_j)
-      (``OptimisticPortfolioSolver``, cvxpy). The arm of round t is drawn from x_t with the
-      policy's own stream (``horizonbandits.rng.PyStream``). ``solve_every="round"`` re-solves
-      every round as in AD14; ``"doubling"`` re-solves only when the number of Stage-I pulls has
-      doubled since the last solve (after K, 2K, 4K, ... pulls) and keeps x between solves.
+      The first K rounds pull each arm once. With n_j pulls of arm j and empirical outcome means
+      v_j, AD14's confidence radius per coordinate is
+          rad_j = radius_scale * (sqrt(gamma v_j / n_j) + gamma / n_j),  gamma = log(K d n1) by default
+      (their Bernstein-type radius for [0, 1]-valued outcomes, gamma = Theta(log(K d T / delta));
+      ``radius_scale`` = 0 makes every step greedy). Two versions of the step (``stage1``):
+
+      * ``"frank_wolfe"`` (default): AD14's algorithm for concave rewards in its Frank-Wolfe form.
+        With ybar the average outcome of the t - 1 pulls so far and theta = grad g(ybar), round t
+        pulls the arm of largest optimistic linearised reward
+            argmax_j  theta . v_j + |theta| . rad_j      (ties: lowest index)
+        i.e. the maximum over arm j's box of theta . v. The path's empirical distribution is then
+        the averaged Frank-Wolfe iterate (step 1/t) of max_x g(V x), so it concentrates on the
+        optimal portfolio (issue 16: the convex-solve version below does not).
+      * ``"convex_solve"``: the optimistic convex step
+            x_t = argmax_{x in simplex, v'_j in box_j} g(sum_j x_j v'_j)
+        (``OptimisticPortfolioSolver``, cvxpy) and an arm drawn from x_t with the policy's own
+        stream (``horizonbandits.rng.PyStream``). When c is reachable inside the boxes the optimal
+        set of this step is wide and the interior-point solver returns its middle, so the path is
+        close to uniform (mean x about (0.18, 0.21, 0.22, 0.19, 0.20) on section 7.3 with Gaussian
+        outcomes and A = I): the reason it is no longer the default.
+
+      ``solve_every="round"`` recomputes the estimates v_j, rad_j (and, for ``convex_solve``, x_t)
+      every round as in AD14; ``"doubling"`` only when the number of Stage-I pulls has doubled
+      since the last time (after K, 2K, 4K, ... pulls); the Frank-Wolfe gradient is taken at the
+      current average outcome every round either way. ``info["solves"]`` counts the recomputations.
     Stage II (rounds n1+1..N). Arm elimination on f with targets stage2_scale * m_f,l
       (``eliminate_on_f``; 1/10 as in section 7.3), Stage-I pulls counting.
     Commitment. ``commit="path"`` (the paper): the empirical distribution of the Stage-I
@@ -232,6 +292,7 @@ class ROSCOC:
     gamma: float | None = None
     commit: str = "path"
     lipschitz: float | None = None
+    stage1: str = "frank_wolfe"
 
     name: ClassVar[str] = "ROSCOC"
 
@@ -245,6 +306,7 @@ class ROSCOC:
         check_choice("commit", self.commit, ("path", "plugin"))
         if self.lipschitz is not None:
             object.__setattr__(self, "lipschitz", check_real("lipschitz", self.lipschitz, 0.0, lo_open=True))
+        check_choice("stage1", self.stage1, STAGE1_STEPS)
 
     @property
     def label(self) -> str:
@@ -261,12 +323,26 @@ class ROSCOC:
         K, d = problem.K, problem.d
         n1 = self.stage1_rounds(problem)
         gamma = math.log(K * d * n1) if self.gamma is None else self.gamma
-        solver = solver_for(problem.reward, K, optimistic=True)
+        if self.stage1 == "frank_wolfe" and isinstance(problem.reward, QuadraticReward) and not trace:
+            path = np.empty(n1, dtype=np.int64)
+            counts, solves = _frank_wolfe_kernel(tables.Y, np.ascontiguousarray(problem.reward.A, dtype=np.float64),
+                                                 np.asarray(problem.reward.c, dtype=np.float64), n1,
+                                                 float(self.radius_scale), float(gamma),
+                                                 self.solve_every == "doubling", path)
+            return self._finish(problem, tables, counts, n1, solves)
+        return self.reference_run(problem, tables, n1, gamma, stream_seed, trace)
+
+    def reference_run(self, problem, tables, n1, gamma, stream_seed=0, trace=False):
+        """Stage I one round at a time in Python (every ``stage1``, every reward), then Stage II and the commitment."""
+        K, d = problem.K, problem.d
+        solver = solver_for(problem.reward, K, optimistic=True) if self.stage1 == "convex_solve" else None
         stream = PyStream(stream_seed)
         counts = np.zeros(K, dtype=np.int64)
         sums = np.zeros((d, K))
         x = np.full(K, 1.0 / K)
+        means = rad = None
         next_solve, solves = K, 0
+        total = np.zeros(d)  # sum of all outcomes so far (the Frank-Wolfe step's ybar = total / (t - 1))
         path = np.empty(n1, dtype=np.int64)
         xs = [] if trace else None
         for t in range(1, n1 + 1):
@@ -274,31 +350,77 @@ class ROSCOC:
                 arm = t - 1
             else:
                 if t - 1 >= next_solve:
-                    x = self._convex_step(solver, sums, counts, gamma)
+                    means, rad = self._estimates(sums, counts, gamma)
+                    if solver is not None:
+                        x, _ = solver.solve(np.clip(means - rad, 0.0, 1.0), np.clip(means + rad, 0.0, 1.0))
                     solves += 1
                     next_solve = t if self.solve_every == "round" else 2 * (t - 1)
-                arm = _draw(x, stream.uniform())
+                if solver is not None:
+                    arm = _draw(x, stream.uniform())
+                else:
+                    arm = frank_wolfe_arm(problem.reward, total / (t - 1), means, rad)
+                    x = np.zeros(K)
+                    x[arm] = 1.0
             if trace and t > K:
                 xs.append(x)
             sums[:, arm] += tables.Y[arm, counts[arm]]
+            total += tables.Y[arm, counts[arm]]
             counts[arm] += 1
             path[t - 1] = arm
+        extra = dict(path=path, stage1_portfolios=np.array(xs).reshape(-1, K), stage1_means=sums / counts) if trace else {}
+        return self._finish(problem, tables, counts, n1, solves, extra)
+
+    def _finish(self, problem, tables, counts, n1, solves, extra=None):
+        """Commitment from the Stage-I path (or the plug-in ablation), then Stage II on f."""
         if self.commit == "path":
             portfolio = counts / n1
-        else:
-            portfolio, _ = solver_for(problem.reward, K).solve(sums / counts)
+        else:  # Stage-I means: the first counts[j] outcomes of arm j
+            portfolio, _ = solver_for(problem.reward, problem.K).solve(tables.outcome_means(counts))
             solves += 1
         pulls, epochs = eliminate_on_f(tables.CF, counts, problem.N - n1, problem.N, self.stage2_scale)
-        info = dict(stage1_rounds=n1, solves=solves, stage2_epochs=epochs)
-        if trace:
-            info.update(path=path, stage1_portfolios=np.array(xs).reshape(-1, K), stage1_means=sums / counts)
+        info = dict(stage1_rounds=n1, solves=solves, stage2_epochs=epochs, **(extra or {}))
         return PolicyRun(pulls, portfolio, info)
 
-    def _convex_step(self, solver, sums, counts, gamma):
+    def _estimates(self, sums, counts, gamma):
+        """Empirical outcome means v (d x K) and AD14's radii radius_scale (sqrt(gamma v / n) + gamma / n)."""
         means = sums / counts
-        rad = self.radius_scale * (np.sqrt(gamma * means / counts) + gamma / counts)
-        x, _ = solver.solve(np.clip(means - rad, 0.0, 1.0), np.clip(means + rad, 0.0, 1.0))
-        return x
+        return means, self.radius_scale * (np.sqrt(gamma * means / counts) + gamma / counts)
+
+
+STAGE1_STEPS = ("frank_wolfe", "convex_solve")
+
+
+def reward_gradient(reward, y) -> np.ndarray:
+    """grad g(y): exact for ``QuadraticReward`` (-2 A (y - c), summed in the kernel's order), central differences
+    (step 1e-6) otherwise (at a kink, the average of the one-sided slopes: enough for a Frank-Wolfe step)."""
+    y = np.asarray(y, dtype=float)
+    if isinstance(reward, QuadraticReward):
+        A, c, d = reward.A, reward.c, y.size
+        theta = np.zeros(d)
+        for k in range(d):
+            for m in range(d):
+                theta[k] -= 2.0 * A[k, m] * (y[m] - c[m])
+        return theta
+    eye = np.eye(y.size) * 1e-6
+    return (reward.value(y + eye) - reward.value(y - eye)) / 2e-6
+
+
+def frank_wolfe_arm(reward, ybar, means, rad) -> int:
+    """The Frank-Wolfe step of ROSCOC's Stage I: argmax_j theta . v_j + |theta| . rad_j, theta = grad g(ybar).
+
+    ``means`` and ``rad`` are d x K (one column per arm): theta . v is maximised over arm j's confidence box
+    by putting each coordinate at the end theta points to. Lowest index on ties; each score is summed in the
+    kernel's order, so that exact ties (two arms with the same draws) are ties in both.
+    """
+    theta = reward_gradient(reward, ybar)
+    arm, best = 0, -math.inf
+    for j in range(means.shape[1]):
+        score = 0.0
+        for k in range(means.shape[0]):
+            score += theta[k] * means[k, j] + abs(theta[k]) * rad[k, j]
+        if score > best:
+            arm, best = j, score
+    return arm
 
 
 def _draw(x, u: float) -> int:

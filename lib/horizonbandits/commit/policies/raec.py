@@ -127,6 +127,16 @@ class RAEC(_EliminationPolicy):
                            problem.N)
         return tg, stage2_targets(problem, self.stage2_scale)
 
+    def is_uniform(self, problem) -> bool:
+        """True when the first Stage I epoch alone takes the whole experiment (K m_g,1 >= N).
+
+        RAEC then pulls the arms round-robin for all N rounds, exactly as ``UniformCommit`` does: with
+        section 7.1's settings this happens for N = floor(sqrt T) at every T of the grid (at T = 20,000,
+        m_g,1 = 159 pulls per arm against N/K = 35).
+        """
+        tg, _ = self.schedule(problem)
+        return bool(tg.size) and problem.K * int(tg[0]) >= problem.N
+
     def reserved_rounds(self, problem) -> int:
         """Upper bound on the Stage I rounds: K times the last Stage I target, capped at N (B_eps of Prop. 4.1)."""
         tg, _ = self.schedule(problem)
