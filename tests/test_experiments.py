@@ -182,6 +182,25 @@ def test_make_policies_sets_sigma_where_it_exists():
         make_policies(["CURE-UCB"], {"R-ed-UCB": {}})
 
 
+def test_make_policies_gives_sigma_only_to_indices_that_take_a_noise_scale():
+    # Fair baselines (issue 15): the environment's sigma goes to CURE-UCB and R-ed-UCB only; every
+    # other policy, R-ed-AE included, is built exactly as with no sigma at all (its own paper's default).
+    from horizonbandits.rising.policies import POLICIES
+    takers = sorted(name for name, cls in POLICIES.items() if cls.takes_noise_scale)
+    assert takers == ["CURE-UCB", "R-ed-UCB"]
+    names = sorted(POLICIES)
+    told = make_policies(names, sigma=0.003)
+    untold = make_policies(names)
+    for name in names:
+        if name in takers:
+            assert told[name].sigma == 0.003 and told[name] != untold[name]
+        else:
+            assert told[name] == untold[name], name
+    assert told["R-ed-AE"].sigma == 0.5  # rewards in [0, 1] are 1/2-sub-Gaussian
+    # An explicit hyperparameter is still honoured for a policy that is not told the noise level.
+    assert make_policies(["R-ed-AE"], {"R-ed-AE": {"sigma": 0.01}}, sigma=0.2)["R-ed-AE"].sigma == 0.01
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(horizons=[5_000]), "horizons=5000"),
     (dict(horizons=[]), "horizons"),

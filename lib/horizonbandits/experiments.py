@@ -59,8 +59,10 @@ COLUMNS = ["instance", "policy", "T", "seed", "regret", "optimal_pulls", "optima
 def make_policies(names, params: Mapping | None = None, sigma: float | None = None) -> dict[str, RisingPolicy]:
     """``{name: POLICIES[name](**params[name])}`` in the given order.
 
-    ``sigma`` (when given) is passed to every policy that has a ``sigma`` hyperparameter, for
-    experiments where the policies are told the environment's noise level (Table 2).
+    ``sigma`` (when given) is the environment's noise level. It is passed only to the policies whose
+    own index takes a noise scale (class attribute ``takes_noise_scale``: CURE-UCB and R-ed-UCB, the
+    two the CURE-UCB paper's appendix K.2 names); every other policy keeps the default its own paper
+    gives for rewards in [0, 1] (R-ed-AE's sigma = 1/2, for instance) or what ``params`` sets.
     """
     names = [names] if isinstance(names, str) else list(names)
     params = dict(params or {})
@@ -72,7 +74,7 @@ def make_policies(names, params: Mapping | None = None, sigma: float | None = No
         if name not in POLICIES:
             raise ValueError(f"policy={name!r} is not allowed: expected one of {', '.join(sorted(POLICIES))}")
         kwargs = dict(params.get(name, {}))
-        if sigma is not None and "sigma" in POLICIES[name].__dataclass_fields__:
+        if sigma is not None and POLICIES[name].takes_noise_scale:
             kwargs["sigma"] = check_real("sigma", sigma, 0.0)
         out[name] = make_policy(name, **kwargs)
     return out

@@ -85,7 +85,7 @@ def test_eliminates_on_extrapolated_drift_and_the_verdict_depends_on_the_horizon
     # drifting arm in the second, at the sweep an independent computation predicts.
     inst = drift_against_flat(T_run)
     assert R.optimal_arm(inst, T_run) == optimal
-    policy = RedAE()
+    policy = RedAE(sigma=0.01)  # a small noise scale, so that the elimination happens inside the run
     obs = R.draw_observations(inst, T_run)
     t_expected, loser_expected = expected_elimination(inst.means, T_run, policy.sigma)
     assert loser_expected == loser and 0 < t_expected < T_run
@@ -104,7 +104,7 @@ def test_flat_arms_are_not_eliminated_by_a_mean_test():
     # sweeps (0.2 + 2e-4 n < 0.5 for n < 1500), yet it is the one kept over a long horizon.
     T_run = 5000
     inst = drift_against_flat(T_run)
-    rounds = RedAE().elimination_rounds(R.draw_observations(inst, T_run).X, T_run)
+    rounds = RedAE(sigma=0.01).elimination_rounds(R.draw_observations(inst, T_run).X, T_run)
     t_elim = int(rounds[1])
     assert inst.means[0, t_elim // 2] < inst.means[1, t_elim // 2]
 
@@ -115,9 +115,9 @@ def test_horizon_target_extrapolates_to_the_middle_of_the_horizon():
     # for K = 3, where the drifting arm's lead therefore shows later.
     T_run = 5000
     obs = R.draw_observations(drift_against_flat(T_run), T_run)
-    assert np.array_equal(RedAE().elimination_rounds(obs.X, T_run),
-                          RedAE(target="horizon").elimination_rounds(obs.X, T_run))
-    arms, trace = RedAE(target="horizon").reference(obs.X, T_run, trace=True)
+    assert np.array_equal(RedAE(sigma=0.01).elimination_rounds(obs.X, T_run),
+                          RedAE(sigma=0.01, target="horizon").elimination_rounds(obs.X, T_run))
+    arms, trace = RedAE(sigma=0.01, target="horizon").reference(obs.X, T_run, trace=True)
     row = trace[3]  # end of the second sweep (m = 2): values at x* = (T + 1)/2
     assert row[0] == pytest.approx(0.2 + 2e-4 * (T_run + 1) / 2, rel=1e-9)
     assert row[1] == pytest.approx(0.5, rel=1e-9)
@@ -125,7 +125,12 @@ def test_horizon_target_extrapolates_to_the_middle_of_the_horizon():
     three = R.RisingInstance(np.vstack([0.2 + 2e-4 * n, np.full(T_run + 1, 0.5), np.full(T_run + 1, 0.45)]),
                              noise=0.0)
     obs = R.draw_observations(three, T_run)
-    remaining = RedAE().elimination_rounds(obs.X, T_run)
-    whole = RedAE(target="horizon").elimination_rounds(obs.X, T_run)
+    remaining = RedAE(sigma=0.01).elimination_rounds(obs.X, T_run)
+    whole = RedAE(sigma=0.01, target="horizon").elimination_rounds(obs.X, T_run)
     assert remaining[0] == whole[0] == -1
     assert np.all(whole[1:] > 0) and np.all(whole[1:] < remaining[1:])
+
+
+def test_default_noise_scale_is_that_of_rewards_in_the_unit_interval():
+    # Amichay and Mansour state R-ed-AE for rewards in [0, 1] (1/2-sub-Gaussian); it takes no noise level.
+    assert RedAE().sigma == 0.5 and RedAE.takes_noise_scale is False

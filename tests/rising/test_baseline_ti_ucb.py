@@ -10,7 +10,8 @@ from horizonbandits.rising.policies.ti_ucb import TIUCB
 from horizonbandits.testing import assert_kernel_matches_reference
 
 T = 2000
-POLICY_CASES = [TIUCB(), TIUCB(window=40, threshold=1e-3), TIUCB(window=20, threshold=5e-3, xi=0.5)]
+POLICY_CASES = [TIUCB(), TIUCB(window=40, threshold=1e-3), TIUCB(window=20, threshold=5e-3, xi=0.5),
+                TIUCB(window=40, threshold=1e-3, width="mean")]
 
 
 def instances():
@@ -53,7 +54,7 @@ def test_kernel_matches_reference_on_exact_ties():
 @pytest.mark.parametrize("kwargs,name", [
     (dict(window=41), "window"), (dict(window=2), "window"), (dict(window=10.0), "window"),
     (dict(threshold=0.0), "threshold"), (dict(threshold=-1e-3), "threshold"), (dict(threshold=math.nan), "threshold"),
-    (dict(xi=0.0), "xi"), (dict(xi="2"), "xi"),
+    (dict(xi=0.0), "xi"), (dict(xi="2"), "xi"), (dict(width="wide"), "width"),
 ])
 def test_bad_parameters_raise_one_line_errors(kwargs, name):
     with pytest.raises(ValueError) as err:
@@ -137,3 +138,38 @@ def test_default_detector_finds_an_ltf_kink_in_noise_and_not_a_straight_line(see
     assert 5000 < point[0] <= 5000 + policy.window and point[1] == -1
     obs = R.draw_observations(straight, T_run, seed=seed)
     assert policy.convergence_points(obs.X, T_run).tolist() == [-1, -1]
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 500, 10_000])
+def test_prediction_width_is_the_standard_deviation_of_the_least_squares_prediction(n):
+    # Independent check with the design matrix: Var(prediction at x = n + 1) / sigma^2 = a (A^T A)^-1 a^T.
+    from horizonbandits.rising.policies.ti_ucb import py_prediction_width
+    A = np.column_stack([np.ones(n), np.arange(1, n + 1, dtype=float)])
+    a = np.array([1.0, n + 1.0])
+    assert py_prediction_width(n) == pytest.approx(math.sqrt(a @ np.linalg.solve(A.T @ A, a)), rel=1e-9)
+    if n >= 500:
+        assert py_prediction_width(n) == pytest.approx(2 / math.sqrt(n), rel=0.01)
+
+
+@pytest.mark.parametrize("width", ["prediction", "mean"])
+def test_traced_index_is_the_least_squares_prediction_plus_the_chosen_width(width):
+    # Independent of the running sums: numpy's polyfit through the arm's rewards 1..n, read at n + 1,
+    # plus sqrt(xi log t) times the width factor; the detector never fires (window longer than the run).
+    from horizonbandits.rising.policies.ti_ucb import py_prediction_width
+    inst = R.ltf([0.002, 0.001, 0.0005], [0.5, 0.45, 0.4], T_max=400, noise=0.05)
+    obs = R.draw_observations(inst, 300, 3, 0, 0.05)
+    policy = TIUCB(window=1000, xi=1.5, width=width)
+    arms, trace = policy.reference(obs.X, 300, trace=True)
+    checked = 0
+    for t in range(2, 301):
+        for i in range(3):
+            n = int(np.sum(arms[: t - 1] == i))
+            if n < 2:
+                assert trace[t - 1, i] == math.inf
+                continue
+            slope, intercept = np.polyfit(np.arange(1, n + 1), obs.X[i, 1:n + 1], 1)
+            c = py_prediction_width(n) if width == "prediction" else 1 / math.sqrt(n)
+            assert trace[t - 1, i] == pytest.approx(intercept + slope * (n + 1) + math.sqrt(1.5 * math.log(t)) * c,
+                                                    rel=1e-9, abs=1e-9)
+            checked += 1
+    assert checked > 500

@@ -118,6 +118,51 @@ def test_challengers_below_everywhere_when_starting_below():
                 assert np.all(inst.means[i, 1:] < inst.means[lb, 1:])
 
 
+def late_bloomer_point(arms):
+    return next(a for a in arms if a.role == "late bloomer").share_point(H, 0.85)
+
+
+def test_share_point_inverts_the_shape():
+    arms = concave_arm_specs(np.random.default_rng(5), K=9, H=H)
+    for a in arms:
+        n = a.share_point(H, 0.85)
+        assert a.shape(n, H) == pytest.approx(0.85, abs=1e-6)
+    # the late bloomer's 85 % point in closed form: 1 - exp(-k n) = 0.85 (1 - exp(-k H))
+    k = 4 / 30_000
+    assert late_bloomer_point(arms) == pytest.approx(-np.log(1 - 0.85 * (1 - np.exp(-k * H))) / k, rel=1e-6)
+
+
+def test_every_competitor_reaches_its_85_percent_point_no_earlier_than_the_late_bloomer():
+    # Appendix B.1.2: the late bloomer "rises faster than its competitors"; the early peaker is the exception.
+    # Checked on 300 instances drawn from the default options, at the paper's H and at a smoke-sized H.
+    rng = np.random.default_rng(15)
+    counts = {"challenger": 0, "distractor": 0}
+    for j in range(300):
+        h = H if j % 2 else 5_000
+        arms = concave_arm_specs(rng, H=h)
+        lb = next(a for a in arms if a.role == "late bloomer")
+        n_lb = lb.share_point(h, 0.85)
+        assert 0.14 * h < n_lb < 0.145 * h
+        for a in arms:
+            if a.role in counts:
+                counts[a.role] += 1
+                assert a.shape(n_lb, h) <= 0.85 + 1e-12, (j, a)
+                assert a.share_point(h, 0.85) >= n_lb * (1 - 1e-6), (j, a)
+    assert min(counts.values()) > 300
+
+
+def test_the_earlier_reading_lets_distractors_finish_first():
+    # The test above can fail: the reading before issue 15 (distractor checkpoints from 0.05 H, no redraw)
+    # gives distractors that complete 85 % of their rise before the late bloomer does.
+    rng = np.random.default_rng(15)
+    early = 0
+    for _ in range(100):
+        arms = concave_arm_specs(rng, H=H, distractor_checkpoint=(0.05, 0.8), bloomer_rises_fastest=False)
+        n_lb = late_bloomer_point(arms)
+        early += sum(a.role == "distractor" and a.shape(n_lb, H) > 0.85 for a in arms)
+    assert early > 0
+
+
 def test_T_max_and_noise_are_passed_through():
     inst = concave_random(np.random.default_rng(1), K=4, H=20_000, T_max=25_000, noise=0.05)
     assert inst.T_max == 25_000 and inst.noise == 0.05 and inst.K == 4
@@ -140,6 +185,7 @@ def test_shapes_scale_with_H():
     ({"peaker_checkpoint": (0.5, 0.9)}, "peaker_checkpoint"),
     ({"share": 1.5}, "share"),
     ({"perturbation": -0.1}, "perturbation"),
+    ({"distractor_checkpoint": (0.01, 0.02), "max_redraws": 5}, "max_redraws"),
 ])
 def test_bad_parameters_raise_one_line_errors(kwargs, match):
     with pytest.raises(ValueError, match=match) as err:

@@ -3,6 +3,8 @@
 A policy is a frozen dataclass of hyperparameters with:
 
 - ``name`` (display name, the key in ``POLICIES``) and ``uses_horizon`` (does it read T?);
+- ``takes_noise_scale``: does the policy's own index take the noise scale sigma as an input? Only then
+  does ``experiments.make_policies(..., sigma=...)`` hand it the environment's sigma (fair baselines);
 - ``run_kernel(obs, T, checkpoints, arms_out, stream_seed)``: the compiled simulation. It returns the
   pull counts (len(checkpoints) x K, int64) after each checkpoint round and, when ``arms_out`` has
   length T, writes the arm pulled at each round into it (0-based arms);
@@ -28,6 +30,7 @@ POLICIES: dict[str, type] = {}
 class RisingPolicy:
     name: ClassVar[str] = ""
     uses_horizon: ClassVar[bool] = False
+    takes_noise_scale: ClassVar[bool] = False
     randomised: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):

@@ -43,6 +43,7 @@ class CureUCB(RisingPolicy):
 
     name = "CURE-UCB"
     uses_horizon = True
+    takes_noise_scale = True  # sigma enters the exploration bonus (section 4.1)
 
     def __post_init__(self):
         object.__setattr__(self, "eps", check_eps(self.eps))

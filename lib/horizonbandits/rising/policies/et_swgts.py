@@ -36,11 +36,16 @@ class ETSWGTS(RisingPolicy):
 
     Defaults and readings (every one a parameter):
 
-    - ``window`` = 100 and ``explore`` = ``window`` (each arm's window is full before the first draw).
-      We could not read the paper's equations for the exploration length and the window (no copy
-      of the full text was available to us). These are our placeholders, to be replaced by the
-      paper's values. Both are constants, so the policy does not read T. This agrees with the
-      CURE-UCB paper, which lists ET-SWGTS as horizon-agnostic.
+    - ``window`` = 100 and ``explore`` = ``window`` (each arm's window is full before the first draw)
+      are our placeholders, NOT values of the original. Looked up again for issue 15: the stored
+      copies of arXiv 2505.12092 (the ET-SWGTS paper) and 2409.05181 (gamma-SWGTS) that the search
+      tool reaches hold only their abstracts and introductions, not the algorithm box or the
+      experiments' settings; Metelli et al.'s public code (github albertometelli/stochastic-rising-
+      bandits, the R-ed-UCB paper's experiments, read only) predates ET-SWGTS and has no such policy.
+      Its nearest relatives there are horizon-dependent (SW-TS window ceil(T^(1/2)), SW-UCB window
+      4 sqrt(T log T)), which would contradict the CURE-UCB paper's listing of ET-SWGTS as
+      horizon-agnostic, so we did not borrow them. Both values stay constants (the policy does not
+      read T) and parameters; a reader with the original should replace them.
     - ``gamma`` = 1: the gamma-SWGTS condition gamma <= min(1, 1/(4 sigma^2)) holds for rewards
       in [0, 1].
     - the window counts the arm's own latest pulls (rested setting), not the latest rounds;

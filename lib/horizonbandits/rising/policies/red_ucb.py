@@ -44,6 +44,7 @@ class RedUCB(RisingPolicy):
 
     name = "R-ed-UCB"
     uses_horizon = False
+    takes_noise_scale = True  # sigma enters the exploration bonus (section 4.1)
 
     def __post_init__(self):
         object.__setattr__(self, "eps", check_eps(self.eps))

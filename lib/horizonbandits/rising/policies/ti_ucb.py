@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ...errors import check_int, check_real
+from ...errors import check_choice, check_int, check_real
 from .base import RisingPolicy
 from ._common import RunningSums, argmax_first, empty_trace, log_table
 
@@ -27,6 +27,24 @@ def py_line_fit(total: float, weighted: float, a: int, b: int) -> tuple[float, f
     sxx = float(m * (m * m - 1)) / 12.0
     slope = (weighted - centre * total) / sxx
     return total / m, slope, centre
+
+
+WIDTHS = ("prediction", "mean")
+
+
+def py_prediction_width(n: int) -> float:
+    """sqrt(1/n + (x - centre)^2 / S_xx) for the least-squares line through pulls 1..n (n >= 2) read at x = n + 1.
+
+    With centre = (n + 1)/2 and S_xx = n (n^2 - 1)/12 the second term is 3 (n + 1) / (n (n - 1)), so the
+    factor is about 2 / sqrt(n): the standard deviation of the prediction in units of the noise scale,
+    twice that of a mean of n rewards. The kernel does the same operations in the same order.
+    """
+    return math.sqrt(1.0 / n + 3.0 * (n + 1) / (n * (n - 1.0)))
+
+
+@njit(cache=True, inline="always")
+def prediction_width(n):
+    return math.sqrt(1.0 / n + 3.0 * (n + 1) / (n * (n - 1.0)))
 
 
 @njit(cache=True, inline="always")
@@ -48,7 +66,13 @@ class TIUCB(RisingPolicy):
        with a line in the pull number, and the index is the line's prediction for the next pull
        plus a UCB bonus:
 
-           B_i(t) = mean_i + slope_i (n + 1 - (n + 1)/2) + sqrt(xi log t / n).
+           B_i(t) = mean_i + slope_i (n + 1 - (n + 1)/2) + sqrt(xi log t) * c(n),
+           c(n)   = sqrt(1/n + 3 (n + 1) / (n (n - 1)))       (width="prediction", default)
+           c(n)   = sqrt(1/n)                                 (width="mean")
+
+       c(n) with width="prediction" is the standard deviation (per unit of noise) of the least-squares
+       prediction at pull n + 1, about 2/sqrt(n); "mean" is the width of a plain mean of n rewards,
+       about half of it, which under-covers the statistic the index bounds.
 
     2. Converged phase. After every pull in the increasing phase with n >= w, the last w rewards
        are split into two consecutive halves of w/2 pulls; each half gets its own least-squares
@@ -76,6 +100,13 @@ class TIUCB(RisingPolicy):
       2e-6 to 2e-4 per pull; with Gaussian noise 0.01 and 500-pull halves the difference of two
       slopes has standard deviation 4.4e-6, so 2e-5 is about 4.5 standard deviations;
     - ``xi``: the bonus constant, default 2 (UCB1's sqrt(2 log t / n) for rewards in [0, 1]);
+    - ``width`` (issue 15): which standard deviation the bonus scales. We looked for the original's
+      equation again (the search tool's stored copies of arXiv 2403.07213 and of summaries of it give
+      the abstract, the least-squares growth model and the change detector, not the bonus), so it could
+      not be recovered. Default "prediction": the width that is statistically valid for the quantity
+      the index bounds, a least-squares prediction one pull past the data (above); "mean" keeps the
+      earlier width sqrt(1/n) of a sample mean as an option. In the converged phase the estimate is a
+      plain mean, so both settings use 1/sqrt(n_post) there;
     - the detection is a one-time switch (convergence happens once per arm in the paper's model);
       the converged phase restarts its statistics at the detection, like a change-detection restart;
     - TI-UCB never reads T (``uses_horizon`` False; the CURE-UCB paper lists it as horizon-agnostic).
@@ -84,6 +115,7 @@ class TIUCB(RisingPolicy):
     window: int = 1000
     threshold: float = 2e-5
     xi: float = 2.0
+    width: str = "prediction"
 
     name = "TI-UCB"
     uses_horizon = False
@@ -96,10 +128,11 @@ class TIUCB(RisingPolicy):
         object.__setattr__(self, "window", w)
         object.__setattr__(self, "threshold", check_real("threshold", self.threshold, 0.0, lo_open=True))
         object.__setattr__(self, "xi", check_real("xi", self.xi, 0.0, lo_open=True))
+        check_choice("width", self.width, WIDTHS)
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
-        return _ti_ucb_kernel(obs.C, obs.W, T, self.window, self.threshold, self.xi, log_table(T),
-                              checkpoints, arms_out)
+        return _ti_ucb_kernel(obs.C, obs.W, T, self.window, self.threshold, self.xi, self.width == "prediction",
+                              log_table(T), checkpoints, arms_out)
 
     def reference(self, X, T, stream_seed=0, trace=False):
         arms, index_trace, _ = self._run(X, T, trace)
@@ -131,7 +164,11 @@ class TIUCB(RisingPolicy):
                     else:
                         mean, slope, centre = py_line_fit(sums[i].total(1, N[i]), sums[i].weighted(1, N[i]), 1, N[i])
                         estimate = mean + slope * (N[i] + 1 - centre)  # prediction for the next pull
-                    bonus = math.sqrt(self.xi * math.log(t)) * (1.0 / math.sqrt(n_est))
+                    if converged[i] or self.width == "mean":
+                        factor = 1.0 / math.sqrt(n_est)
+                    else:
+                        factor = py_prediction_width(n_est)
+                    bonus = math.sqrt(self.xi * math.log(t)) * factor
                     b = estimate + bonus
                 if trace:
                     index_trace[t - 1, i] = b
@@ -155,13 +192,13 @@ class TIUCB(RisingPolicy):
 
 
 @njit(cache=True)
-def _ti_ucb_kernel(C, W, T, window, threshold, xi, log_t, checkpoints, arms_out):
+def _ti_ucb_kernel(C, W, T, window, threshold, xi, prediction, log_t, checkpoints, arms_out):
     K = C.shape[0]
     half = window // 2
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
-    # Per arm, recomputed only when it is pulled: the estimate (inf = explore now) and 1/sqrt(n_est)
-    # (0 while exploring, so that inf + root * 0 stays inf).
+    # Per arm, recomputed only when it is pulled: the estimate (inf = explore now) and the width factor
+    # c(n_est) of the docstring (0 while exploring, so that inf + root * 0 stays inf).
     estimate = np.full(K, np.inf)
     inv_sqrt = np.zeros(K)
     converged = np.zeros(K, dtype=np.bool_)
@@ -180,7 +217,7 @@ def _ti_ucb_kernel(C, W, T, window, threshold, xi, log_t, checkpoints, arms_out)
             if n >= 2:
                 mean, slope, centre = line_fit(C[arm, n + 1] - C[arm, 1], W[arm, n + 1] - W[arm, 1], 1, n)
                 estimate[arm] = mean + slope * (n + 1 - centre)
-                inv_sqrt[arm] = 1.0 / math.sqrt(n)
+                inv_sqrt[arm] = prediction_width(n) if prediction else 1.0 / math.sqrt(n)
             if n >= window:
                 a = n - 2 * half + 1
                 older = line_fit(C[arm, n - half + 1] - C[arm, a], W[arm, n - half + 1] - W[arm, a], a, n - half)[1]
