@@ -84,8 +84,10 @@ class SWUCB(RisingPolicy):
       arm pulled *now*, not of the arm pulled in the round that leaves, so an arm's window count
       and average drift away from its pulls in the last tau rounds (ours: the leaving round's arm
       loses it, as the algorithm says);
-    - its window keeps round 1 one round too long (the first removal happens when s > tau of its
-      0-based counter, so the window holds tau + 1 rounds once);
+    - its window keeps round 1 too long: removals start at its 0-based round tau + 1 (test s > tau,
+      not s >= tau) and take off the reward of 0-based round 1, so the reward of the first round
+      is never taken off any sum (as we read the code; the reviewer's summary says one round too
+      long);
     - its first round after the initialisation is a random choice (all indices are still 0 then,
       broken uniformly at random), and later ties are also broken at random (ours: lowest index);
     - its logarithm is log(min(t - 2, tau)) at round t (the index is computed after round t - 1
