@@ -114,7 +114,7 @@ def test_bernoulli_and_deterministic_observations():
     assert set(np.unique(obs.X[:, 1:])) <= {0.0, 1.0}
     det = R.draw_observations(inst, 500, noise=0)
     assert np.array_equal(det.X, inst.means[:, :501])
-    assert np.allclose(obs.C[:, -1], obs.X.sum(axis=1))
+    assert np.allclose(obs.C[:, -1] - obs.C[:, 0], obs.X.sum(axis=1))  # the sum over l = 0..T
 
 
 def test_running_sums_are_plain_sequential_sums():
@@ -124,10 +124,11 @@ def test_running_sums_are_plain_sequential_sums():
     X = rng.normal(0.5, 0.3, size=(3, 2001))
     obs = R.Observations(X)
     C_plain, W_plain = np.zeros((3, 2002)), np.zeros((3, 2002))
+    C_plain[:, 0] = -X[:, 0]  # mu_i(0) kept apart: the sums of the observed rewards start at 0
     for i in range(3):
         c = w = 0.0
         for n in range(2001):
-            c += X[i, n]
+            c += X[i, n] if n > 0 else 0.0
             w += X[i, n] * n
             C_plain[i, n + 1], W_plain[i, n + 1] = c, w
     assert np.array_equal(obs.C, C_plain)

@@ -126,3 +126,68 @@ def test_cure_adapts_to_the_horizon_on_figure1():
     long = R.simulate(inst, R.CureUCB(), 30_000, n_seeds=3)
     assert np.all(short.pulls[:, 0] > short.pulls[:, 1])
     assert np.all(long.pulls[:, 1] > long.pulls[:, 0])
+
+
+def twin_table(seed, T, twins, mu0):
+    """A 0/1 reward table of 3 arms where arms ``twins`` give the same rewards from pull 1 on but start
+    from different mu_i(0) (``mu0``): whenever they have the same pull count their indices are equal
+    mathematically (the windows of all three policies below never reach pull 0 after the
+    initialisation), so the lower of the two must be chosen."""
+    rng = np.random.default_rng(seed)
+    X = (rng.random((3, T + 1)) < 0.6).astype(float)
+    X[twins[0], 1:] = X[twins[1], 1:] = np.minimum(X[twins[0], 1:] + (rng.random(T) < 0.1), 1.0)  # the better pair
+    X[:, 0] = mu0
+    return X
+
+
+def same_state(policy, arms, t, a, b):
+    """Arms a and b enter round t with the same statistics: the same pull count and, for SW-UCB,
+    the same number of pulls among the window's rounds."""
+    before = arms[: t - 1]
+    if np.count_nonzero(before == a) != np.count_nonzero(before == b):
+        return False
+    if policy.name == "SW-UCB":
+        recent = before[max(0, t - 1 - policy.window(arms.size)):]
+        return np.count_nonzero(recent == a) == np.count_nonzero(recent == b)
+    return True
+
+
+@pytest.mark.parametrize("policy", [R.CureUCB(), R.RedUCB(), R.CureUCB(eps=0.5, sigma=0.5),
+                                    R.RedUCB(eps=0.5, sigma=0.5), R.make_policy("SW-UCB")], ids=lambda p: p.label)
+@pytest.mark.parametrize("twins", [(0, 1), (1, 2), (0, 2)])
+def test_exact_ties_go_to_the_lowest_index(policy, twins):
+    # Before the running sums started at 0 (mu_i(0) kept apart), these indices differed in the last
+    # bit and the higher index won about a quarter of such ties.
+    from horizonbandits.testing import kernel_arms
+    T, checked = 3000, 0
+    lo, hi = twins
+    for seed in range(4):
+        X = twin_table(seed, T, twins, mu0=[0.1, 0.7, 0.3])
+        arms = kernel_arms(policy, X, T)
+        assert np.array_equal(arms, policy.reference(X, T))
+        for t in range(3 * 2 + 1, T + 1):
+            if arms[t - 1] in twins and same_state(policy, arms, t, lo, hi):
+                assert arms[t - 1] == lo, (seed, t)
+                checked += 1
+    assert checked >= 5  # the situation occurs, so the test can fail
+
+
+@pytest.mark.parametrize("noise", [None, "bernoulli"])
+def test_red_ucb_bonus_cap_kernel_matches_reference(noise):
+    for cap in (1.0, 0.05):
+        policy = R.RedUCB(eps=1 / 32, sigma=0.1, bonus_cap=cap)  # the official code's IMDB settings
+        for seed in range(2):
+            inst = random_rising(seed, K=4, T_max=1500)
+            assert_kernel_matches_reference(policy, inst, T=1500, n_seeds=2, seed=seed, noise=noise)
+
+
+def test_red_ucb_bonus_cap_changes_choices_only_when_it_binds():
+    from horizonbandits.testing import kernel_arms
+    inst = random_rising(7, K=4, T_max=1500)
+    X = R.draw_observations(inst, 1500, seed=7, noise="bernoulli").X
+    free = kernel_arms(R.RedUCB(sigma=0.5), X, 1500)
+    assert np.array_equal(kernel_arms(R.RedUCB(sigma=0.5, bonus_cap=1e300), X, 1500), free)
+    assert not np.array_equal(kernel_arms(R.RedUCB(sigma=0.5, bonus_cap=0.01), X, 1500), free)
+    for bad in (0.0, -1.0, "1"):
+        with pytest.raises(ValueError, match="bonus_cap"):
+            R.RedUCB(bonus_cap=bad)

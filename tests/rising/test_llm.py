@@ -153,3 +153,16 @@ def test_illustrative_example_has_the_described_shapes():
     # the best arm depends on the horizon: the off-the-shelf arm for short budgets, a fine-tuned one for long
     assert optimal_arm(inst, 300) == flat
     assert optimal_arm(inst, 10_000) != flat
+
+
+def test_pull_unit_one_pull_per_training_step():
+    r = L.llm_rewards(_hand_trajectories(), {"big": 0.05, "flat": 0.0}, window=1, perturbation_sd=0.0, length=9)
+    assert r.max_step == 400 and r.pulls_per_entry("entry") == 1.0 and r.pulls_per_entry("step") == 50.0
+    by_step = r.instance(T_max=500, pull_unit="step")
+    # the n-th pull reads the table at (n - 1) / 50: checkpoint step 200 sits at entry 4, read by pull 201
+    np.testing.assert_allclose(by_step.means[0, 201], r.table[0, 4])
+    np.testing.assert_allclose(by_step.means[0, 226], 0.5 * (r.table[0, 4] + r.table[0, 5]))
+    assert np.array_equal(r.instance(T_max=500).means, r.instance(T_max=500, pulls_per_entry=1.0).means)
+    assert np.array_equal(by_step.means, r.instance(T_max=500, pulls_per_entry=50.0).means)
+    with pytest.raises(ValueError, match="pull_unit"):
+        r.instance(T_max=10, pull_unit="checkpoint")

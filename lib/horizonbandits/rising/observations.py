@@ -23,10 +23,18 @@ class Observations:
 
     ``X[i, 0]`` holds mu_i(0), the deterministic convention X_i(0) := mu_i(0) of the proofs.
     ``C`` and ``W`` are running sums used by the kernels for O(1) window sums:
-    ``C[i, n + 1] = sum_{l=0}^{n} X[i, l]`` and ``W[i, n + 1] = sum_{l=0}^{n} l X[i, l]`` (both with
-    a leading 0), so the sum of X over l = a..b is ``C[i, b + 1] - C[i, a]``. They are plain
-    sequential sums (numpy's cumsum), which the reference implementations reproduce with a
-    running total, so kernel and reference round identically.
+    ``C[i, n + 1] = sum_{l=1}^{n} X[i, l]`` with ``C[i, 0] = -X[i, 0]``, and
+    ``W[i, n + 1] = sum_{l=0}^{n} l X[i, l]`` with ``W[i, 0] = 0``, so the sum of X over l = a..b is
+    ``C[i, b + 1] - C[i, a]`` (for a = 0 the leading -X[i, 0] adds mu_i(0) back).
+
+    Why mu_i(0) is kept out of the running sum: the sums of the observed rewards then start at an
+    exact 0, so a window sum that does not reach back to pull 0 is the same floating-point number
+    for two arms whose rewards in the window are the same (exactly so for 0/1 rewards), whatever
+    their mu_i(0). Started at a non-integer mu_i(0), as before 2026-12-01, such sums differed in
+    the last bit and "ties go to the lowest index" failed on exact ties (IMDB, T = 5,000: 8 rounds
+    for R-ed-UCB, 224 for SW-UCB). They are plain sequential sums (numpy's cumsum), which the
+    reference implementations reproduce with a running total (``RunningSums``), so kernel and
+    reference round identically.
     """
 
     def __init__(self, X: np.ndarray):
@@ -43,7 +51,8 @@ class Observations:
     @cached_property
     def C(self) -> np.ndarray:
         out = np.zeros((self.K, self.T + 2))
-        np.cumsum(self.X, axis=1, out=out[:, 1:])
+        out[:, 0] = -self.X[:, 0]
+        np.cumsum(self.X[:, 1:], axis=1, out=out[:, 2:])
         return out
 
     @cached_property

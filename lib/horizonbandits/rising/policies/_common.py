@@ -51,12 +51,13 @@ def argmax_first(values):
 class RunningSums:
     """Plain running sums of one arm's rewards, for the reference implementations.
 
-    ``c[n + 1] = X(0) + ... + X(n)`` and ``w[n + 1] = 0 X(0) + ... + n X(n)``, accumulated one reward
-    at a time like the kernels' tables, so that window sums round the same way on both sides.
+    ``c[n + 1] = X(1) + ... + X(n)`` with ``c[0] = -X(0)``, and ``w[n + 1] = 0 X(0) + ... + n X(n)``,
+    accumulated one reward at a time like the kernels' tables (``Observations.C`` and ``.W``, where
+    the layout is explained), so that window sums round the same way on both sides.
     """
 
     def __init__(self, x0: float):
-        self.c = [0.0, float(x0)]
+        self.c = [-float(x0), 0.0]
         self.w = [0.0, 0.0 * float(x0)]
 
     def add(self, n: int, x: float) -> None:

@@ -73,6 +73,32 @@ class SWUCB(RisingPolicy):
     pull number), so their sum is a difference of the arm's running reward sums; the reference
     computes it the same way (and the window counts afresh from the arm history), so both round
     identically. Only the indices whose inputs changed are recomputed once min(t, tau) stops moving.
+    Window sums start from an exact 0 (mu_i(0) is kept apart, see
+    :class:`~horizonbandits.rising.observations.Observations`), so two arms with the same window
+    count and the same rewards in the window have bit-equal indices and the lower index wins.
+
+    Against the official code (Metelli et al. 2022, github.com/albertometelli/stochastic-rising-bandits,
+    commit 2b49e82, ``src/algorithms/SW_UCB_eff.py``), which departs from Garivier and Moulines:
+
+    - its window defect: when a round leaves the window, its reward is taken off the sums of the
+      arm pulled *now*, not of the arm pulled in the round that leaves, so an arm's window count
+      and average drift away from its pulls in the last tau rounds (ours: the leaving round's arm
+      loses it, as the algorithm says);
+    - its window keeps round 1 too long: removals start at its 0-based round tau + 1 (test s > tau,
+      not s >= tau) and take off the reward of 0-based round 1, so the reward of the first round
+      is never taken off any sum (as we read the code; the reviewer's summary says one round too
+      long);
+    - its first round after the initialisation is a random choice (all indices are still 0 then,
+      broken uniformly at random), and later ties are also broken at random (ours: lowest index);
+    - its logarithm is log(min(t - 2, tau)) at round t (the index is computed after round t - 1
+      from a counter that starts at 0), where the algorithm has log(min(t, tau));
+    - it turns each reward into a fresh Bernoulli draw with that reward as its probability (no
+      change on 0/1 rewards such as IMDB's).
+
+    Outcome (measured by a reviewer who ran the official class on our reward tables): with these
+    conventions aligned, its arm and ours agree in every round. To repeat it: fetch the repository
+    at that commit, feed ``SW_UCB_eff`` the rewards of a table from ``draw_observations`` pull for
+    pull, and align the points above on one side.
     """
 
     xi: float = 0.6
