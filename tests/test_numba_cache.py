@@ -25,3 +25,23 @@ def test_numba_is_pointed_at_the_digest_folder_unless_the_user_chose_one(tmp_pat
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "mine")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
     assert out[0] == "None" and out[1] == str(tmp_path / "mine")
+
+
+def test_only_old_unused_folders_beyond_the_newest_few_are_pruned(tmp_path):
+    import os
+    import time
+
+    from horizonbandits._numba_cache import KEEP, STALE_AFTER_S
+    base = tmp_path / "cache" / "horizonbandits" / "numba"
+    now = time.time()
+    for i in range(KEEP + 3):
+        folder = base / f"f{i}"
+        folder.mkdir(parents=True)
+        age = 10 * i if i < KEEP + 2 else STALE_AFTER_S + 100  # the last one is a day old
+        os.utime(folder, (now - age, now - age))
+    code = "import horizonbandits"
+    env = {"PATH": "", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    left = {p.name for p in base.iterdir()}
+    assert f"f{KEEP + 2}" not in left           # old and beyond the newest few: removed
+    assert {f"f{i}" for i in range(KEEP + 2)} <= left   # recent ones stay, even beyond KEEP (another checkout)
