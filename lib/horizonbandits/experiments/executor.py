@@ -62,9 +62,14 @@ def _indexed(fn, i, a):
 
 
 def _watch_parent(parent: int, interval: float = 0.2) -> None:
-    """Loky worker initializer: exit this worker as soon as its parent ``parent`` is gone."""
+    """Loky worker initializer: exit this worker as soon as its parent ``parent`` is gone.
+
+    Loky workers are children of the process that submits the grid (``parent``), so a different
+    parent pid means that one died and the worker was re-parented (to init or a subreaper). A pid
+    check (kill 0) would not do: a killed parent that nobody has reaped yet still has its pid.
+    """
     if os.getppid() != parent:
-        return  # not a direct child (nested pools): leave it to loky
+        os._exit(1)  # the parent died while this worker was starting
 
     def watch():
         while True:
