@@ -9,14 +9,13 @@ from them here exactly as ``simulate`` does, so a cached or remote result gives 
 """
 from __future__ import annotations
 
-import math
 from functools import partial
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from ..errors import check_choice, check_int
+from ..stats import half_slopes, normal_interval, slope  # noqa: F401 (slope, half_slopes: imported from here by notebooks)
 from .policies.base import CommitPolicy
 from .problem import CommitProblem
 from .simulate import CommitResult, simulate
@@ -25,9 +24,7 @@ from .simulate import CommitResult, simulate
 def summarise(result: CommitResult, level: float = 0.95) -> dict:
     """Mean regret with a normal-approximation interval, the mean of each part, the commitment shares."""
     n = result.n_seeds
-    z = norm.ppf(0.5 + level / 2)
-    mean = result.regret.mean()
-    half = z * result.regret.std(ddof=1) / math.sqrt(n) if n > 1 else 0.0
+    mean, half = normal_interval(result.regret, level=level)
     out = dict(policy=result.policy, N=result.N, T=result.T, n_seeds=n, mean_regret=mean,
                ci_low=mean - half, ci_high=mean + half,
                experiment_regret=result.experiment_regret.mean(),
@@ -119,19 +116,3 @@ def _check_entry(arrays: dict, n_seeds: int, K: int, N: int) -> str | None:
             or committed.max(initial=0) >= K:
         return "pulls or committed arms out of range"
     return None
-
-
-def slope(x, y) -> float:
-    """Least-squares slope of log y on log x (the empirical scaling exponent)."""
-    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
-    return float(np.polyfit(lx, ly, 1)[0])
-
-
-def half_slopes(x, y) -> tuple[float, float]:
-    """Slopes over the lower and the upper half of the grid (the middle point belongs to both when odd)."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    n = x.size
-    mid = n // 2
-    low = slice(0, mid + 1) if n % 2 else slice(0, mid)
-    high = slice(mid, n)
-    return slope(x[low], y[low]), slope(x[high], y[high])
