@@ -168,3 +168,27 @@ def test_permission_denied_on_write_computes_and_warns_once(instances, policies,
     assert len(record) == 1 and "cannot be written (PermissionError: Permission denied)" in str(record[0].message)
     assert "results computed but not cached" in str(record[0].message)
     pd.testing.assert_frame_equal(numbers(df), numbers(fresh))
+
+
+def test_cache_key_ignores_edits_outside_the_numerical_code(tmp_path):
+    pkg = tmp_path / "horizonbandits"
+    shutil.copytree(cache_mod.PACKAGE_DIR, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    before = cache_mod.code_digest(pkg)
+
+    def edit(rel, change):
+        path = pkg / rel
+        path.write_text(change(path.read_text()))
+        return cache_mod.code_digest(pkg)
+
+    # The command line, the plotting helpers and the statistics cannot change a grid's numbers.
+    assert edit("cli.py", lambda s: s + "\n\ndef an_added_command():\n    return 0\n") == before
+    assert edit("plotting.py", lambda s: s.replace("def setup(", "def setup_renamed(")) == before
+    assert edit("stats.py", lambda s: s + "\nEXTRA = 1\n") == before
+    # Docstrings and comments in the numerical code do not either.
+    sim = "rising/simulate.py"
+    assert edit(sim, lambda s: s.replace('"""', '"""Reworded. ', 1)) == before
+    assert edit(sim, lambda s: s.replace("\nimport", "\n# a new comment\nimport", 1)) == before
+    # Code in the model's package does.
+    assert edit(sim, lambda s: s + "\nEXTRA = 1\n") != before
+    after_model = cache_mod.code_digest(pkg)
+    assert edit("rng.py", lambda s: s + "\nMORE = 2\n") != after_model
