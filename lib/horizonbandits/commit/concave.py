@@ -41,6 +41,7 @@ from functools import cached_property, partial
 import numpy as np
 from scipy.stats import norm
 
+from .. import seeds
 from ..errors import check_choice, check_int, check_real
 from .portfolio import ConcaveReward, QuadraticReward, portfolio_solve_exact, solver_for
 
@@ -168,9 +169,9 @@ class PortfolioProblem:
         F = np.empty((self.K, n_max))
         Y = np.empty((self.K, n_max, self.d))
         for i in range(self.K):
-            u = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(s, 0, i))).random(n_max)
+            u = np.random.default_rng(seeds.arm_stream(seed, s, i)).random(n_max)
             F[i] = u < self.mu_f[i]
-            z = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(s, 2, i))).standard_normal((n_max, self.d))
+            z = np.random.default_rng(seeds.outcome_stream(seed, s, i)).standard_normal((n_max, self.d))
             Y[i] = np.clip(self.loc[:, i] + self.noise_sd * z, 0.0, 1.0)
         return PortfolioTables(F, Y)
 
@@ -213,7 +214,7 @@ class PolicyRun:
 
 def policy_stream_seed(seed: int, s: int) -> int:
     """64-bit seed of the policy's own random stream for seed index s (spawn key (s, 1))."""
-    return int(np.random.SeedSequence(seed, spawn_key=(s, 1)).generate_state(1, np.uint64)[0])
+    return seeds.policy_stream_seed(seed, s)
 
 
 def run_seed(problem: PortfolioProblem, policy, seed: int = 0, s: int = 0, trace: bool = False) -> PolicyRun:

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import check_choice, check_int, check_real
+from ..seeds import grid_instance_seed
 from ..rising.instances import RisingInstance
 from ..rising.observations import draw_observations, policy_stream_seed
 from ..rising.oracle import optimal_arm
@@ -124,9 +125,7 @@ def instance_digest(inst: RisingInstance) -> str:
 
 def instance_seed(seed: int, inst: RisingInstance, digest: str | None = None) -> int:
     """The noise seed of an instance: SeedSequence(seed, spawn_key=<two 32-bit words of its digest>)."""
-    digest = instance_digest(inst) if digest is None else digest
-    words = (int(digest[0:8], 16), int(digest[8:16], 16))
-    return int(np.random.SeedSequence(seed, spawn_key=words).generate_state(1, np.uint64)[0] >> np.uint64(1))
+    return grid_instance_seed(seed, instance_digest(inst) if digest is None else digest)
 
 
 def policy_identity(policy: RisingPolicy) -> str:
