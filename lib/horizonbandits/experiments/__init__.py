@@ -1,5 +1,12 @@
 """Grid runner: instances x policies x horizons x seeds -> one tidy table, cached on disk.
 
+The package: this module holds the rising grid (``run_grid``, its tasks and plan) and the helpers
+``make_policies`` and ``instance_set``; ``cache`` the checked on-disk result cache; ``executor``
+the backends (loky, dask, sequential) and ``$HB_DASK_ADDRESS``; ``runner`` the cached task runner
+the commitment and portfolio grids share; ``tidy`` one call and one table shape for the three
+models (``tidy_grid``). The statistics over finished tables are in ``horizonbandits.stats``
+(re-exported here: ``regret_summary``, ``win_rates``, ``win_rate_matrix``, ``paired_differences``).
+
 ``run_grid`` runs every policy on every instance for ``n_seeds`` seeds and returns one row per
 (instance, policy, T, seed) with the pseudo-regret, the pulls of the horizon-T optimal arm and the
 wall time of the run that produced the row.
@@ -331,3 +338,6 @@ def _assemble(instances, policies, horizons, runs, chunks, results) -> pd.DataFr
     df = pd.concat(frames, ignore_index=True)[COLUMNS]
     df["policy"] = pd.Categorical(df["policy"], categories=list(policies), ordered=True)
     return df
+
+
+from .tidy import LEADING as TIDY_COLUMNS, tidy_grid  # noqa: E402,F401 (one table shape for the three models)
