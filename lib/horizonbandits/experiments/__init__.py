@@ -47,11 +47,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import check_choice, check_int, check_real
-from ..seeds import grid_instance_seed
 from ..rising.instances import RisingInstance
 from ..rising.observations import draw_observations, policy_stream_seed
 from ..rising.oracle import optimal_arm
 from ..rising.policies.base import POLICIES, RisingPolicy, make_policy
+from ..seeds import grid_instance_seed
 from ..stats import paired_differences, regret_summary, win_rate_matrix, win_rates  # noqa: F401
 from ..stats import _bootstrap_index, _per_instance_means  # noqa: F401
 from .cache import CacheWarning, ResultCache, code_digest, default_cache_dir, digest  # noqa: F401
