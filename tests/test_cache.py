@@ -111,13 +111,14 @@ def test_a_damaged_entry_is_recomputed_with_one_warning(damage, instances, polic
 
 def test_an_entry_copied_over_another_key_is_not_used(instances, policies, fresh, tmp_path, monkeypatch):
     run_grid(instances, policies, HORIZONS, cache_dir=tmp_path, **KW)
-    files = entries(tmp_path)
-    # Same shapes, different numbers: the two instances' CURE runs at the same T would both pass
-    # a shape check; only the stored key tells them apart.
-    with np.load(files[0]) as z0:
-        shape0 = z0["pulls"].shape
-    other = next(f for f in files[1:] if np.load(f)["pulls"].shape == shape0)
-    shutil.copyfile(other, files[0])
+    # Same shapes, different numbers: the CURE runs of one instance at two horizons would both
+    # pass a shape check; only the stored key tells them apart.
+    by_shape = {}
+    for f in entries(tmp_path):
+        with np.load(f) as z:
+            by_shape.setdefault(z["pulls"].shape, []).append(f)
+    victim, other = next(group for group in by_shape.values() if len(group) >= 2)[:2]
+    shutil.copyfile(other, victim)
     calls = count_tasks(monkeypatch)
     with pytest.warns(CacheWarning, match="stored for another key"):
         again = run_grid(instances, policies, HORIZONS, cache_dir=tmp_path, **KW)
