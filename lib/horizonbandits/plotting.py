@@ -17,6 +17,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from .outputs import atomic_write, resolve_output_dir  # noqa: E402
+from .stats import mean_ci  # noqa: E402,F401 (moved to stats; notebooks import it from here)
 
 # One colour per policy, stable across notebooks.
 POLICY_ORDER = ["CURE-UCB", "R-ed-UCB", "ET-SWGTS", "TI-UCB", "R-ed-AE", "SW-UCB", "SW-KL-UCB",
@@ -46,16 +47,6 @@ def save_table(df: pd.DataFrame, name: str, output_dir="", index: bool = False) 
     """Save ``df`` as ``tables/<name>.csv``."""
     folder = resolve_output_dir(output_dir) / "tables"
     return atomic_write(folder / f"{name}.csv", lambda tmp: df.to_csv(tmp, index=index))
-
-
-def mean_ci(values, axis=0, level: float = 0.95):
-    """Mean and normal-approximation confidence half-width along ``axis``."""
-    from scipy.stats import norm
-    values = np.asarray(values, dtype=float)
-    n = values.shape[axis]
-    mean = values.mean(axis=axis)
-    half = norm.ppf(0.5 + level / 2) * values.std(axis=axis, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(mean)
-    return mean, half
 
 
 def regret_vs_horizon(df: pd.DataFrame, x: str = "T", y: str = "regret", hue: str = "policy", ax=None,

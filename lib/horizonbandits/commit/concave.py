@@ -36,11 +36,12 @@ numbers: every policy sees the same n-th pull of arm i); the policy's own stream
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 from scipy.stats import norm
 
+from .. import seeds
 from ..errors import check_choice, check_int, check_real
 from .portfolio import ConcaveReward, QuadraticReward, portfolio_solve_exact, solver_for
 
@@ -168,9 +169,9 @@ class PortfolioProblem:
         F = np.empty((self.K, n_max))
         Y = np.empty((self.K, n_max, self.d))
         for i in range(self.K):
-            u = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(s, 0, i))).random(n_max)
+            u = np.random.default_rng(seeds.arm_stream(seed, s, i)).random(n_max)
             F[i] = u < self.mu_f[i]
-            z = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(s, 2, i))).standard_normal((n_max, self.d))
+            z = np.random.default_rng(seeds.outcome_stream(seed, s, i)).standard_normal((n_max, self.d))
             Y[i] = np.clip(self.loc[:, i] + self.noise_sd * z, 0.0, 1.0)
         return PortfolioTables(F, Y)
 
@@ -213,7 +214,7 @@ class PolicyRun:
 
 def policy_stream_seed(seed: int, s: int) -> int:
     """64-bit seed of the policy's own random stream for seed index s (spawn key (s, 1))."""
-    return int(np.random.SeedSequence(seed, spawn_key=(s, 1)).generate_state(1, np.uint64)[0])
+    return seeds.policy_stream_seed(seed, s)
 
 
 def run_seed(problem: PortfolioProblem, policy, seed: int = 0, s: int = 0, trace: bool = False) -> PolicyRun:
@@ -281,38 +282,105 @@ def simulate(problem: PortfolioProblem, policy, n_seeds: int = 1, seed: int = 0,
 
 
 def portfolio_grid(make_problem, horizons, policies, n_seeds: int, seed: int = 0, n_jobs: int = 1,
-                   progress: bool = False):
+                   progress: bool = False, *, backend: str | None = None, address: str | None = None,
+                   cache: bool = True, cache_dir=None, chunk_size: int = 10):
     """Tidy table of runs: one row per (T, policy, seed index) for ``make_problem(T)`` over ``horizons``.
 
     Columns: T, N, policy, s, regret, experiment, commitment, sampling, x_1..x_K (the committed
     portfolio), n_1..n_K (experiment pulls), loss_per_round (OPT_g - g(M x)), stage1_rounds (NaN for policies without Stage I),
-    seconds (wall time of the whole simulate call, repeated on its rows). Every policy sees the
-    same tables for a given (T, s): comparisons are paired.
-    """
-    import time
+    seconds (wall time of the (T, policy)'s runs, summed over its seeds and repeated on its rows). Every
+    policy sees the same tables for a given (T, s): comparisons are paired.
 
+    The runs go through the grid runner of ``horizonbandits.experiments``: one task per (T, policy,
+    ``chunk_size`` seeds), on ``backend`` ("sequential", "loky" or "dask"; default: sequential when
+    ``n_jobs`` is 1, loky with ``n_jobs`` processes otherwise; ``$HB_DASK_ADDRESS`` sends it to a
+    cluster), with the resumable on-disk cache of the rising grid (``cache``, ``cache_dir``). A task
+    returns each seed's pulls and portfolio; the regret is computed here over all the seeds at once,
+    as :func:`simulate` does, so the numbers do not depend on the backend, the chunks or the cache.
+    """
     import pandas as pd
 
-    frames = []
+    from ..experiments.cache import code_digest, digest
+    from ..experiments.runner import Task, fingerprint, run_cached
+    n_seeds = check_int("n_seeds", n_seeds, 1)
+    seed = check_int("seed", seed, 0)
+    chunk_size = check_int("chunk_size", chunk_size, 1)
+    n_jobs = check_int("n_jobs", n_jobs)
+    backend = backend if backend is not None else ("sequential" if n_jobs == 1 else "loky")
+    policies = list(policies)
+    for policy in policies:
+        if not callable(getattr(policy, "run", None)):
+            raise ValueError(f"policy={policy!r} is not allowed: expected a portfolio policy such as ROSCOC() or UCBPortfolio()")
+    problems = []
     for T in horizons:
         problem = make_problem(int(T))
+        if not isinstance(problem, PortfolioProblem):
+            raise ValueError(f"make_problem({int(T)})={problem!r} is not allowed: expected a PortfolioProblem")
+        problems.append(problem)
+    chunks = [(s0, min(s0 + chunk_size, n_seeds)) for s0 in range(0, n_seeds, chunk_size)]
+    code = code_digest()
+    plan, tasks = [], []
+    for problem in problems:
+        problem_id = fingerprint(problem)
         for policy in policies:
-            t0 = time.perf_counter()
-            res = simulate(problem, policy, n_seeds=n_seeds, seed=seed, n_jobs=n_jobs)
-            seconds = time.perf_counter() - t0
-            frame = pd.DataFrame(dict(
-                T=problem.T, N=problem.N, policy=res.policy, s=np.arange(n_seeds), regret=res.regret,
-                experiment=res.experiment_regret, commitment=res.commitment_regret, sampling=res.sampling_cost,
-                loss_per_round=res.commitment_regret / (problem.T - problem.N),
-                stage1_rounds=[r.get("stage1_rounds", np.nan) for r in res.info], seconds=seconds))
-            for j in range(problem.K):
-                frame[f"x_{j + 1}"] = res.portfolios[:, j]
-            for j in range(problem.K):
-                frame[f"n_{j + 1}"] = res.pulls[:, j]
-            frames.append(frame)
-            if progress:
-                print(f"T={problem.T:6d} {res.policy:32s} mean regret {res.mean_regret:9.2f}  ({seconds:.1f} s)", flush=True)
+            plan.append((problem, policy))
+            policy_id = fingerprint(policy)
+            for s0, s1 in chunks:
+                tasks.append(Task(key=digest("portfolio_grid/1", code, problem_id, policy_id, seed, (s0, s1)),
+                                  fn=_portfolio_task, args=(problem, policy, seed, s0, s1),
+                                  cost=float(s1 - s0) * problem.T * problem.K,
+                                  check=partial(_check_entry, n=s1 - s0, K=problem.K, N=problem.N)))
+    outs = run_cached(tasks, backend=backend, n_jobs=n_jobs, address=address, cache=cache, cache_dir=cache_dir,
+                      progress=progress, what="portfolio_grid")
+    frames = []
+    for j, (problem, policy) in enumerate(plan):
+        parts_of = outs[j * len(chunks):(j + 1) * len(chunks)]
+        pulls = np.concatenate([o["pulls"] for o in parts_of])
+        portfolios = np.concatenate([o["portfolios"] for o in parts_of])
+        parts = problem.regret_parts(pulls, portfolios)
+        seconds = float(sum(o["seconds"].sum() for o in parts_of))
+        label = getattr(policy, "label", type(policy).__name__)
+        frame = pd.DataFrame(dict(
+            T=problem.T, N=problem.N, policy=label, s=np.arange(n_seeds), regret=parts["total"],
+            experiment=parts["experiment"], commitment=parts["commitment"], sampling=parts["sampling"],
+            loss_per_round=parts["commitment"] / (problem.T - problem.N),
+            stage1_rounds=np.concatenate([o["stage1_rounds"] for o in parts_of]), seconds=seconds))
+        for i in range(problem.K):
+            frame[f"x_{i + 1}"] = portfolios[:, i]
+        for i in range(problem.K):
+            frame[f"n_{i + 1}"] = pulls[:, i]
+        frames.append(frame)
+        if progress:
+            print(f"T={problem.T:6d} {label:32s} mean regret {float(np.mean(parts['total'])):9.2f}  ({seconds:.1f} s)",
+                  flush=True)
     return pd.concat(frames, ignore_index=True)
+
+
+def _portfolio_task(problem: PortfolioProblem, policy, seed: int, s0: int, s1: int) -> dict:
+    """Seeds s0..s1-1 of one (problem, policy): pulls, portfolios, Stage-I lengths, seconds per seed."""
+    import time
+    runs, seconds = [], []
+    for s in range(s0, s1):
+        t0 = time.perf_counter()
+        runs.append(run_seed(problem, policy, seed, s))
+        seconds.append(time.perf_counter() - t0)
+    return {"pulls": np.array([r.pulls for r in runs]), "portfolios": np.array([r.portfolio for r in runs]),
+            "stage1_rounds": np.array([r.info.get("stage1_rounds", np.nan) for r in runs], dtype=float),
+            "seconds": np.array(seconds)}
+
+
+def _check_entry(arrays: dict, n: int, K: int, N: int) -> str | None:
+    """Why a cached chunk cannot be runs of this problem, or None."""
+    if set(arrays) != {"pulls", "portfolios", "stage1_rounds", "seconds"}:
+        return f"arrays {sorted(arrays)} instead of pulls, portfolios, stage1_rounds, seconds"
+    pulls, x = arrays["pulls"], arrays["portfolios"]
+    if pulls.shape != (n, K) or pulls.dtype.kind not in "iu" or x.shape != (n, K) or x.dtype.kind != "f":
+        return f"pulls {pulls.shape} {pulls.dtype} / portfolios {x.shape} {x.dtype}, expected ({n}, {K}) integers / floats"
+    if pulls.min(initial=0) < 0 or not np.all(pulls.sum(axis=1) == N):
+        return "pulls out of range"
+    if not np.all(np.isfinite(x)) or arrays["stage1_rounds"].shape != (n,) or arrays["seconds"].shape != (n,):
+        return "portfolios or per-seed values damaged"
+    return None
 
 
 def theorem63_rate(K: int, d: int, N, T, L: float):

@@ -24,6 +24,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from .. import seeds
 from ..rng import nb_uniform
 from .problem import BERNOULLI
 
@@ -33,7 +34,7 @@ _STIRLING_TAIL = np.array([math.lgamma(k + 1) - (0.5 * math.log(2 * math.pi) + (
 
 
 def _spawn_seed(seed: int, key: tuple) -> int:
-    return int(np.random.SeedSequence(seed, spawn_key=key).generate_state(1, np.uint64)[0])
+    return seeds.stream_seed(seed, *key)  # the layout of the keys is in ``horizonbandits.seeds``
 
 
 @lru_cache(maxsize=64)
@@ -176,7 +177,7 @@ def draw_tables(problem, n_pulls: int, seed: int = 0, s: int = 0) -> tuple[np.nd
     G = np.zeros((K, n_pulls + 1))
     cdf = problem.cdf
     for i in range(K):
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(s, 0, i)))
+        rng = np.random.default_rng(seeds.arm_stream(seed, s, i))
         if problem.kind == BERNOULLI:
             u = rng.random((2, n_pulls))
             F[i, 1:] = u[0] < problem.mu_f[i]

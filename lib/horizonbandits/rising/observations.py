@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 from numba import njit
 
+from .. import seeds
 from ..errors import check_int
 from .instances import RisingInstance, check_noise
 
@@ -74,12 +75,12 @@ def _weighted_running_sums(X, out):
 
 
 def arm_seed_sequence(seed: int, s: int, i: int) -> np.random.SeedSequence:
-    return np.random.SeedSequence(seed, spawn_key=(s, 0, i))
+    return seeds.arm_stream(seed, s, i)
 
 
 def policy_stream_seed(seed: int, s: int) -> int:
-    """64-bit seed of the policy's own random stream for seed index s."""
-    return int(np.random.SeedSequence(seed, spawn_key=(s, 1)).generate_state(1, np.uint64)[0])
+    """64-bit seed of the policy's own random stream for seed index s (the layout is in ``seeds``)."""
+    return seeds.policy_stream_seed(seed, s)
 
 
 def draw_observations(inst: RisingInstance, T: int, seed: int = 0, s: int = 0, noise=None) -> Observations:

@@ -1,5 +1,12 @@
 """Grid runner: instances x policies x horizons x seeds -> one tidy table, cached on disk.
 
+The package: this module holds the rising grid (``run_grid``, its tasks and plan) and the helpers
+``make_policies`` and ``instance_set``; ``cache`` the checked on-disk result cache; ``executor``
+the backends (loky, dask, sequential) and ``$HB_DASK_ADDRESS``; ``runner`` the cached task runner
+the commitment and portfolio grids share; ``tidy`` one call and one table shape for the three
+models (``tidy_grid``). The statistics over finished tables are in ``horizonbandits.stats``
+(re-exported here: ``regret_summary``, ``win_rates``, ``win_rate_matrix``, ``paired_differences``).
+
 ``run_grid`` runs every policy on every instance for ``n_seeds`` seeds and returns one row per
 (instance, policy, T, seed) with the pseudo-regret, the pulls of the horizon-T optimal arm and the
 wall time of the run that produced the row.
@@ -18,37 +25,39 @@ Each instance gets its own noise seed, derived from ``seed`` and a digest of its
 (``instance_seed``), so two instances never share noise streams and an instance keeps its seed
 whatever else is in the grid.
 
-Cache: one ``.npz`` per (instance, policy, run, chunk) under ``outputs/cache/`` whose name is a
-hash of everything that determines the numbers: the mean table, names and noise model of the
-instance, the policy's class and hyperparameters, the horizon(s) of the run, the seed and seed
-indices, and the source code of the whole ``horizonbandits`` package (a code change invalidates
-everything). Files are written atomically as results arrive, so an interrupted run resumes where
-it stopped and a rerun is instant.
+Cache (``experiments.cache``): one ``.npz`` per (instance, policy, run, chunk) under the cache
+folder (``cache_dir``, else ``$HB_CACHE_DIR``, else ``outputs/cache``) whose name is a hash of
+everything that determines the numbers: the mean table, names and noise model of the instance, the
+policy's class and hyperparameters, the horizon(s) of the run, the seed and seed indices, and the
+package's numerical code (``cache.code_digest``: docstrings, comments, the CLI, the workbook and
+plotting are left out). Files are written atomically as results arrive, so an interrupted run
+resumes where it stopped and a rerun is instant; a damaged entry is recomputed with one warning.
+
+Backends (``experiments.executor``): loky, dask or sequential; ``$HB_DASK_ADDRESS`` sends the
+grid to that dask scheduler whatever ``backend`` says.
 """
 from __future__ import annotations
 
-import hashlib
-import io
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ._numba_cache import source_digest
-from .errors import check_choice, check_int, check_real
-from .outputs import REPO_ROOT, atomic_write
-from .rising.instances import RisingInstance
-from .rising.observations import draw_observations, policy_stream_seed
-from .rising.oracle import optimal_arm
-from .rising.policies.base import POLICIES, RisingPolicy, make_policy
+from ..errors import check_choice, check_int, check_real
+from ..rising.instances import RisingInstance
+from ..rising.observations import draw_observations, policy_stream_seed
+from ..rising.oracle import optimal_arm
+from ..rising.policies.base import POLICIES, RisingPolicy, make_policy
+from ..seeds import grid_instance_seed
+from ..stats import paired_differences, regret_summary, win_rate_matrix, win_rates  # noqa: F401
+from ..stats import _bootstrap_index, _per_instance_means  # noqa: F401
+from .cache import CacheWarning, ResultCache, code_digest, default_cache_dir, digest  # noqa: F401
+from .executor import (BACKENDS, _DASK_CLIENTS, close_dask_clients, cluster_address,  # noqa: F401
+                       resolve_backend, run_tasks, workers_for)
 
-PACKAGE_DIR = Path(__file__).resolve().parent
-BACKENDS = ("loky", "dask", "sequential")
 COLUMNS = ["instance", "policy", "T", "seed", "regret", "optimal_pulls", "optimal_arm", "K", "wall_time"]
 
 
@@ -95,8 +104,8 @@ def instance_set(family: str, n_instances: int, seed: int = 0, H: int = 100_000,
     are drawn in [0.05 H, H], the concave curves reach L at H, and the mean tables stop at H.
     ``options`` go to the generator (``ltf_random`` or ``concave_random``), e.g. ``challenger_blend``.
     """
-    from .rising.generators import concave_random
-    from .rising.instances import ltf_random
+    from ..rising.generators import concave_random
+    from ..rising.instances import ltf_random
     check_choice("family", family, INSTANCE_FAMILIES)
     n_instances = check_int("n_instances", n_instances, 1)
     seed = check_int("seed", seed, 0)
@@ -115,26 +124,7 @@ def instance_set(family: str, n_instances: int, seed: int = 0, H: int = 100_000,
 # Hashing
 # --------------------------------------------------------------------------------------------
 
-def _digest(*parts) -> str:
-    h = hashlib.blake2b(digest_size=20)
-    for part in parts:
-        data = part if isinstance(part, bytes) else repr(part).encode()
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-    return h.hexdigest()
-
-
-def code_digest() -> str:
-    """Hash of every .py file of the installed ``horizonbandits`` package (paths and contents)."""
-    return _code_digest(tuple(sorted((str(p.relative_to(PACKAGE_DIR)), p.stat().st_mtime_ns, p.stat().st_size)
-                                     for p in PACKAGE_DIR.rglob("*.py"))))
-
-
-@lru_cache(maxsize=8)
-def _code_digest(listing) -> str:
-    # Keyed on (path, mtime, size) so that repeated calls are free and an edited file is re-read;
-    # the hash itself is the one that also names the numba cache folder.
-    return source_digest(PACKAGE_DIR)
+_digest = digest
 
 
 def instance_digest(inst: RisingInstance) -> str:
@@ -144,9 +134,7 @@ def instance_digest(inst: RisingInstance) -> str:
 
 def instance_seed(seed: int, inst: RisingInstance, digest: str | None = None) -> int:
     """The noise seed of an instance: SeedSequence(seed, spawn_key=<two 32-bit words of its digest>)."""
-    digest = instance_digest(inst) if digest is None else digest
-    words = (int(digest[0:8], 16), int(digest[8:16], 16))
-    return int(np.random.SeedSequence(seed, spawn_key=words).generate_state(1, np.uint64)[0] >> np.uint64(1))
+    return grid_instance_seed(seed, instance_digest(inst) if digest is None else digest)
 
 
 def policy_identity(policy: RisingPolicy) -> str:
@@ -216,43 +204,6 @@ class _Task:
     cost: float
 
 
-class _Cache:
-    def __init__(self, folder: Path | None):
-        self.folder = folder
-
-    def path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.npz"
-
-    def load(self, key: str):
-        if self.folder is None:
-            return None
-        path = self.path(key)
-        if not path.exists():
-            return None
-        try:
-            with np.load(path) as data:
-                return data["pulls"], data["wall"]
-        except (OSError, ValueError, KeyError, EOFError):
-            return None  # unreadable file: recompute it
-
-    def save(self, key: str, pulls: np.ndarray, wall: np.ndarray) -> None:
-        if self.folder is None:
-            return
-        buf = io.BytesIO()
-        np.savez(buf, pulls=pulls, wall=wall)
-
-        def write(tmp):
-            with open(tmp, "wb") as fh:
-                fh.write(buf.getvalue())
-        atomic_write(self.path(key), write)
-
-
-def default_cache_dir() -> Path:
-    """``$HB_CACHE_DIR`` if set, else ``<repo>/outputs/cache``."""
-    env = os.environ.get("HB_CACHE_DIR")
-    return Path(env) if env else REPO_ROOT / "outputs" / "cache"
-
-
 def _as_mapping(items, what: str, label) -> dict:
     if isinstance(items, Mapping):
         out = dict(items)
@@ -302,21 +253,20 @@ def run_grid(instances, policies, horizons, n_seeds: int, seed: int = 0, backend
     horizons = sorted({check_int("horizons", T, 1, T_cap) for T in horizons})
     n_seeds = check_int("n_seeds", n_seeds, 1)
     seed = check_int("seed", seed, 0)
-    check_choice("backend", backend, BACKENDS)
+    backend, address = resolve_backend(backend, address)
     chunk_size = check_int("chunk_size", chunk_size, 1)
     n_jobs = check_int("n_jobs", n_jobs)
     if n_jobs == 0:
         raise ValueError("n_jobs=0 is not allowed: expected a positive number of workers or -1 for all cores")
-    workers = (os.cpu_count() or 1) if n_jobs < 0 else n_jobs
 
-    store = _Cache(Path(cache_dir) if cache_dir else default_cache_dir()) if cache else _Cache(None)
+    store = ResultCache((Path(cache_dir) if cache_dir else default_cache_dir()) if cache else None, "run_grid")
     code = code_digest()
     runs = plan_runs(policies, horizons)
     chunks = [(s0, min(s0 + chunk_size, n_seeds)) for s0 in range(0, n_seeds, chunk_size)]
     inst_ids = {}
     for key, inst in instances.items():
-        digest = instance_digest(inst)
-        inst_ids[key] = (_digest(digest, inst.noise), instance_seed(seed, inst, digest))
+        inst_digest = instance_digest(inst)
+        inst_ids[key] = (_digest(inst_digest, inst.noise), instance_seed(seed, inst, inst_digest))
 
     def cache_key(key, run: Run, chunk) -> str:
         return _digest("run_grid/1", code, inst_ids[key], policy_identity(policies[run.policy]),
@@ -328,9 +278,9 @@ def run_grid(instances, policies, horizons, n_seeds: int, seed: int = 0, backend
         for chunk in chunks:
             missing = []
             for run in runs:
-                hit = store.load(cache_key(key, run, chunk))
-                if hit is not None and hit[0].shape == (len(run.checkpoints), chunk[1] - chunk[0], inst.K):
-                    results[(key, run, chunk)] = hit
+                hit = store.load(cache_key(key, run, chunk), lambda arrays: _check_entry(arrays, run, chunk, inst.K))
+                if hit is not None:
+                    results[(key, run, chunk)] = (hit["pulls"], hit["wall"])
                 else:
                     missing.append(run)
             if missing:
@@ -338,99 +288,36 @@ def run_grid(instances, policies, horizons, n_seeds: int, seed: int = 0, backend
                 tasks.append(_Task(key, chunk, missing, cost))
     tasks.sort(key=lambda t: -t.cost)  # longest first: better balance at the end of the run
 
-    def absorb(task: _Task, out: dict) -> None:
+    def absorb(i: int, out: dict) -> None:
+        task = tasks[i]
         for run, (pulls, wall) in out.items():
-            store.save(cache_key(task.key, run, task.chunk), pulls, wall)
+            store.save(cache_key(task.key, run, task.chunk), {"pulls": pulls, "wall": wall})
             results[(task.key, run, task.chunk)] = (pulls, wall)
 
-    if tasks:
-        args = [(instances[t.key], {r.policy: policies[r.policy] for r in t.runs}, t.runs,
-                 inst_ids[t.key][1], t.chunk[0], t.chunk[1]) for t in tasks]
-        bar = _progress_bar(sum(t.cost for t in tasks), progress)
-        try:
-            for done, (i, out) in enumerate(_execute(backend, args, workers, address), start=1):
-                absorb(tasks[i], out)
-                bar.set_description(f"run_grid: {done}/{len(tasks)} tasks", refresh=False)
-                bar.update(tasks[i].cost)
-        finally:
-            bar.close()
-
+    args = [(instances[t.key], {r.policy: policies[r.policy] for r in t.runs}, t.runs,
+             inst_ids[t.key][1], t.chunk[0], t.chunk[1]) for t in tasks]
+    try:
+        run_tasks(backend, run_task, args, [t.cost for t in tasks], workers_for(n_jobs), address, absorb, progress)
+    finally:
+        store.report()
     return _assemble(instances, policies, horizons, runs, chunks, results)
 
 
-def _progress_bar(total_cost: float, show: bool):
-    """Progress weighted by each task's estimated cost (seeds x rounds x arms), so that the time left is meaningful."""
-    from tqdm import tqdm  # the text bar: works in terminals and notebooks alike, without ipywidgets
-    return tqdm(total=total_cost, disable=not show, desc="run_grid: 0 tasks", smoothing=0.05,
-                bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
-
-
-def _execute(backend: str, args: list, workers: int, address: str | None):
-    """Yield (task index, result) as tasks finish."""
-    if backend == "sequential" or (backend == "loky" and workers == 1):
-        for i, a in enumerate(args):
-            yield i, run_task(*a)
-    elif backend == "loky":
-        from joblib import Parallel, delayed
-        parallel = Parallel(n_jobs=workers, backend="loky", return_as="generator_unordered")
-        yield from parallel(delayed(_indexed_task)(i, a) for i, a in enumerate(args))
-    else:
-        yield from _execute_dask(args, workers, address)
-
-
-def _indexed_task(i, a):
-    return i, run_task(*a)
-
-
-_DASK_CLIENTS: dict = {}
-
-
-def _dask_client(workers: int, address: str | None):
-    """One client per scheduler address (or per local worker count), kept for the session and closed at exit,
-    so that a notebook calling run_grid several times starts its LocalCluster once."""
-    import atexit
-
-    from distributed import Client, LocalCluster
-    key = address or ("local", workers)
-    client = _DASK_CLIENTS.get(key)
-    if client is not None and client.status == "running":
-        return client
-    if address:
-        client = Client(address)
-    else:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=40)
-        client = Client(cluster)
-    _DASK_CLIENTS[key] = client
-    atexit.register(_close_dask, key)
-    return client
-
-
-def _close_dask(key) -> None:
-    client = _DASK_CLIENTS.pop(key, None)
-    if client is not None:
-        cluster = client.cluster
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
-
-def close_dask_clients() -> None:
-    """Close the dask clients (and local clusters) that run_grid opened in this session."""
-    for key in list(_DASK_CLIENTS):
-        _close_dask(key)
-
-
-def _execute_dask(args: list, workers: int, address: str | None):
-    from distributed import as_completed
-    client = _dask_client(workers, address)
-    futures = [client.submit(_indexed_task, i, a, pure=False) for i, a in enumerate(args)]
-    try:
-        for fut in as_completed(futures):
-            yield fut.result()
-            fut.release()
-    finally:
-        client.cancel(futures)
+def _check_entry(arrays: dict, run: Run, chunk, K: int) -> str | None:
+    """Why a cached entry of ``run`` on seeds ``chunk`` cannot be right (None when it can): wrong
+    arrays, shape or type, or pull counts that are not a split of each checkpoint's rounds."""
+    if set(arrays) != {"pulls", "wall"}:
+        return f"arrays {sorted(arrays)} instead of ['pulls', 'wall']"
+    pulls, wall = arrays["pulls"], arrays["wall"]
+    n = chunk[1] - chunk[0]
+    if pulls.shape != (len(run.checkpoints), n, K) or pulls.dtype.kind not in "iu":
+        return f"pulls of shape {pulls.shape} and type {pulls.dtype}, expected {(len(run.checkpoints), n, K)} integers"
+    if pulls.min(initial=0) < 0 or not np.array_equal(pulls.sum(axis=2),
+                                                       np.broadcast_to(np.array(run.checkpoints)[:, None], pulls.shape[:2])):
+        return "pull counts out of range"
+    if wall.shape != (n,) or wall.dtype.kind != "f" or not np.all(np.isfinite(wall)):
+        return "wall times damaged"
+    return None
 
 
 def _assemble(instances, policies, horizons, runs, chunks, results) -> pd.DataFrame:
@@ -455,104 +342,4 @@ def _assemble(instances, policies, horizons, runs, chunks, results) -> pd.DataFr
     return df
 
 
-# --------------------------------------------------------------------------------------------
-# Summaries: mean regret, win rates, paired differences
-# --------------------------------------------------------------------------------------------
-
-def _bootstrap_index(n: int, n_boot: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
-
-
-def _per_instance_means(df: pd.DataFrame, T=None) -> pd.DataFrame:
-    sub = df if T is None else df[df["T"] == T]
-    if sub.empty:
-        raise ValueError(f"T={T!r} is not allowed: the table has horizons {sorted(df['T'].unique().tolist())}")
-    return sub.groupby(["instance", "policy"], observed=True)["regret"].mean().unstack("policy")
-
-
-def regret_summary(df: pd.DataFrame, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """Mean regret per (policy, T) over instances and seeds, with a bootstrap interval over instances."""
-    level = check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
-    rows = []
-    for T, sub in df.groupby("T"):
-        means = _per_instance_means(sub)
-        idx = _bootstrap_index(len(means), n_boot, seed)
-        for policy in means.columns:
-            m = means[policy].to_numpy()
-            boot = m[idx].mean(axis=1)
-            rows.append({"policy": policy, "T": T, "mean_regret": m.mean(),
-                         "ci_low": np.quantile(boot, (1 - level) / 2), "ci_high": np.quantile(boot, (1 + level) / 2),
-                         "n_instances": m.size})
-    return pd.DataFrame(rows)
-
-
-def win_rates(df: pd.DataFrame, T: int, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """Pairwise win rates at horizon T as in Figure 2 (b, c, e, f).
-
-    Per instance, each policy's mean regret over seeds; the win rate of ``row`` over ``col`` is the
-    share of instances on which row's mean regret is lower (a tie counts one half). The interval
-    is a percentile bootstrap over instances. Returns one row per ordered pair (row != col).
-    """
-    level = check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
-    means = _per_instance_means(df, T)
-    names = list(means.columns)
-    m = means.to_numpy()
-    idx = _bootstrap_index(m.shape[0], n_boot, seed)
-    rows = []
-    for a, row in enumerate(names):
-        for b, col in enumerate(names):
-            if a == b:
-                continue
-            score = (m[:, a] < m[:, b]) + 0.5 * (m[:, a] == m[:, b])
-            boot = score[idx].mean(axis=1)
-            rows.append({"row": row, "col": col, "T": T, "win_rate": score.mean(),
-                         "ci_low": np.quantile(boot, (1 - level) / 2), "ci_high": np.quantile(boot, (1 + level) / 2),
-                         "n_instances": m.shape[0]})
-    return pd.DataFrame(rows)
-
-
-def win_rate_matrix(rates: pd.DataFrame, value: str = "win_rate") -> pd.DataFrame:
-    """Square matrix (row beats column) from :func:`win_rates`, in the row order given there; NaN on the diagonal."""
-    order = list(dict.fromkeys(rates["row"]))
-    return rates.pivot(index="row", columns="col", values=value).reindex(index=order, columns=order)
-
-
-def paired_differences(df: pd.DataFrame, baseline: str, by_instance: bool = False, n_boot: int = 2000,
-                       level: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """Regret of each policy minus ``baseline``'s, paired by (instance, T, seed).
-
-    Common random numbers make the per-seed differences far less noisy than either regret. With
-    ``by_instance=False``: per (policy, T), the mean difference over instances with a bootstrap
-    interval over instances, and the share of instances where the policy is worse than the
-    baseline. With ``by_instance=True``: per (policy, T, instance), the mean difference over seeds
-    with a normal-approximation interval over seeds.
-    """
-    from scipy.stats import norm
-    level = check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
-    if baseline not in set(df["policy"]):
-        raise ValueError(f"baseline={baseline!r} is not allowed: expected one of {sorted(set(df['policy']))}")
-    wide = df.pivot_table(index=["T", "instance", "seed"], columns="policy", values="regret", observed=True)
-    diffs = wide.drop(columns=baseline).sub(wide[baseline], axis=0)
-    rows = []
-    z = norm.ppf(0.5 + level / 2)
-    for T, sub in diffs.groupby(level="T"):
-        per_inst = sub.groupby(level="instance")
-        means = per_inst.mean()
-        if by_instance:
-            sd = per_inst.std(ddof=1)
-            count = per_inst.count()
-            for policy in means.columns:
-                for inst in means.index:
-                    half = z * sd.loc[inst, policy] / np.sqrt(count.loc[inst, policy]) if count.loc[inst, policy] > 1 else np.nan
-                    rows.append({"policy": policy, "baseline": baseline, "T": T, "instance": inst,
-                                 "mean_difference": means.loc[inst, policy],
-                                 "ci_low": means.loc[inst, policy] - half, "ci_high": means.loc[inst, policy] + half})
-            continue
-        idx = _bootstrap_index(len(means), n_boot, seed)
-        for policy in means.columns:
-            m = means[policy].to_numpy()
-            boot = m[idx].mean(axis=1)
-            rows.append({"policy": policy, "baseline": baseline, "T": T, "mean_difference": m.mean(),
-                         "ci_low": np.quantile(boot, (1 - level) / 2), "ci_high": np.quantile(boot, (1 + level) / 2),
-                         "share_worse": float(np.mean(m > 0)), "n_instances": m.size})
-    return pd.DataFrame(rows)
+from .tidy import LEADING as TIDY_COLUMNS, tidy_grid  # noqa: E402,F401 (one table shape for the three models)

@@ -1,0 +1,190 @@
+"""The grids' on-disk result cache: one ``.npz`` per key, checked on load, written atomically.
+
+Where: the ``cache_dir`` argument, else ``$HB_CACHE_DIR`` (``hb run`` sets it to the cache folder
+of the outputs it writes to), else ``<repo>/outputs/cache``.
+
+An entry holds the arrays of one task's result, the key it was computed for and a digest of the
+key and the arrays. On load, an entry that cannot be read (truncated file, flipped bit, missing
+array), whose stored key is not the key asked for (a file copied over another), whose digest does
+not match, or whose arrays fail the grid's own check (shape, NaN, pulls out of range) counts as
+missing: it is recomputed and rewritten, and the grid prints one warning line for all of them. A
+folder that cannot be written (read-only, a path that is a file) does not stop a grid: the results
+are computed and returned, with one warning that they were not cached.
+
+The key includes :func:`code_digest`, a hash of the code that determines the numbers (see there),
+so editing a simulator invalidates the old entries and editing the CLI does not.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import os
+import warnings
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from ..outputs import REPO_ROOT, atomic_write
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+# Files and folders of the package that cannot change a grid's numbers: the command line, the
+# workbook runner, figures, claims, statistics over finished tables, and the runner's own
+# bookkeeping (cache, executor, the cached task loop, the tidy reshaping of finished tables).
+# Everything else (models, policies, rng, seeds, the task functions) is in the key, so a new
+# numerical module is covered without touching this list.
+NOT_NUMERICAL = ("cli.py", "workbook.py", "workbook", "plotting.py", "claims.py", "outputs.py", "testing.py",
+                 "stats.py", "_numba_cache.py", "experiments/cache.py", "experiments/executor.py",
+                 "experiments/runner.py", "experiments/tidy.py")
+
+
+class CacheWarning(UserWarning):
+    """A cache entry was damaged (and recomputed) or the cache folder could not be written."""
+
+
+def digest(*parts) -> str:
+    """Hash of a sequence of parts (bytes as they are, anything else through its repr)."""
+    h = hashlib.blake2b(digest_size=20)
+    for part in parts:
+        data = part if isinstance(part, bytes) else repr(part).encode()
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def default_cache_dir() -> Path:
+    """``$HB_CACHE_DIR`` if set and not empty, else ``<repo>/outputs/cache``."""
+    env = os.environ.get("HB_CACHE_DIR")
+    return Path(env) if env else REPO_ROOT / "outputs" / "cache"
+
+
+def numerical_files(package_dir: Path = PACKAGE_DIR) -> list[Path]:
+    """The package's .py files that can change a grid's numbers (all but :data:`NOT_NUMERICAL`)."""
+    out = []
+    for path in sorted(package_dir.rglob("*.py")):
+        rel = path.relative_to(package_dir).as_posix()
+        if any(rel == x or rel.startswith(x + "/") for x in NOT_NUMERICAL):
+            continue
+        out.append(path)
+    return out
+
+
+def code_digest(package_dir: Path = PACKAGE_DIR) -> str:
+    """Hash of the code that determines the numbers: the numerical files, docstrings and comments left out.
+
+    Each file is hashed through its syntax tree without docstrings (comments are not in the
+    tree), so rewording a docstring or a comment keeps the cache; any change to code does not.
+    Memoised on the files' (path, mtime, size), so repeated calls are cheap.
+    """
+    files = numerical_files(Path(package_dir))
+    listing = tuple((p.as_posix(), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    return _code_digest(str(package_dir), listing)
+
+
+@lru_cache(maxsize=16)
+def _code_digest(package_dir: str, listing) -> str:
+    h = hashlib.blake2b(digest_size=20)
+    for name, _, _ in listing:
+        path = Path(name)
+        rel = path.relative_to(package_dir).as_posix().encode()
+        tree = _strip_docstrings(ast.parse(path.read_bytes(), filename=name))
+        body = ast.dump(tree, annotate_fields=False).encode()
+        h.update(len(rel).to_bytes(8, "little") + rel + len(body).to_bytes(8, "little") + body)
+    return h.hexdigest()
+
+
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def _content_digest(key: str, arrays: dict) -> str:
+    parts = [key]
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        parts += [name, a.dtype.str, a.shape, a.tobytes()]
+    return digest(*parts)
+
+
+class ResultCache:
+    """Load and save task results by key under ``folder`` (``None``: no caching).
+
+    ``load(key, check)`` returns the stored arrays, or None when the entry is missing or damaged;
+    ``check(arrays)`` is the grid's own test of the content and returns a reason or None.
+    Problems are collected and reported by :meth:`report` as one warning line each kind.
+    """
+
+    def __init__(self, folder, what: str = "run_grid"):
+        self.folder = Path(folder) if folder is not None else None
+        self.what = what
+        self.damaged: list[tuple[Path, str]] = []
+        self.unwritable: str | None = None
+        self.unsaved = 0
+
+    def path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.npz"
+
+    def load(self, key: str, check=None) -> dict | None:
+        if self.folder is None:
+            return None
+        path = self.path(key)
+        try:
+            if not path.is_file():
+                return None
+        except OSError:
+            return None
+        try:
+            with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
+                arrays = {name: data[name] for name in data.files}
+            stored_key = str(arrays.pop("__key__"))
+            stored_check = str(arrays.pop("__check__"))
+        except Exception as exc:  # noqa: BLE001 - any unreadable file is a cache miss
+            self.damaged.append((path, f"unreadable ({type(exc).__name__}: {exc})"))
+            return None
+        if stored_key != key:
+            reason = "stored for another key"
+        elif stored_check != _content_digest(key, arrays):
+            reason = "content does not match its digest"
+        else:
+            reason = check(arrays) if check is not None else None
+        if reason:
+            self.damaged.append((path, reason))
+            return None
+        return arrays
+
+    def save(self, key: str, arrays: dict) -> None:
+        if self.folder is None or self.unwritable is not None:
+            self.unsaved += self.unwritable is not None
+            return
+        buf = io.BytesIO()
+        np.savez(buf, __key__=np.array(key), __check__=np.array(_content_digest(key, arrays)), **arrays)
+
+        def write(tmp):
+            with open(tmp, "wb") as fh:
+                fh.write(buf.getvalue())
+        try:
+            atomic_write(self.path(key), write)
+        except OSError as exc:
+            self.unwritable = f"{type(exc).__name__}: {exc.strerror or exc}"
+            self.unsaved += 1
+
+    def report(self) -> None:
+        """One warning line for damaged entries (recomputed), one for an unwritable folder."""
+        if self.damaged:
+            path, reason = self.damaged[0]
+            more = f" and {len(self.damaged) - 1} more" if len(self.damaged) > 1 else ""
+            warnings.warn(f"{self.what}: {len(self.damaged)} damaged cache entr{'y' if len(self.damaged) == 1 else 'ies'}"
+                          f" recomputed and rewritten ({path}: {reason}{more})", CacheWarning, stacklevel=3)
+        if self.unwritable is not None:
+            warnings.warn(f"{self.what}: cache folder {self.folder} cannot be written ({self.unwritable}); "
+                          f"{self.unsaved} results computed but not cached", CacheWarning, stacklevel=3)
+        self.damaged = []
+        self.unwritable = None
+        self.unsaved = 0

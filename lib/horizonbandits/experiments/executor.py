@@ -1,0 +1,158 @@
+"""Where a grid's tasks run: joblib's loky processes, a dask.distributed cluster, or in process.
+
+``execute(backend, fn, args, workers, address)`` yields ``(task index, fn(*args[i]))`` as tasks
+finish, in any order; the grids store results by index, so the numbers never depend on the
+backend, the order of completion or the number of workers.
+
+``HB_DASK_ADDRESS`` (set by ``hb run --cluster ADDRESS``, or by hand): when it is set and not
+empty, every grid runs on the dask.distributed scheduler at that address, whatever backend the
+caller asked for (:func:`resolve_backend`).
+
+Loky workers end with their parent: each worker runs :func:`_watch_parent` when it starts, a
+daemon thread that exits the worker once its parent process is gone (a SIGKILL of the notebook's
+kernel otherwise leaves the workers running until loky's idle timeout, minutes later). The
+thread needs the GIL, so a worker inside one long compiled kernel call notices when that call
+returns.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import time
+
+from ..errors import check_choice
+
+BACKENDS = ("loky", "dask", "sequential")
+CLUSTER_ENV = "HB_DASK_ADDRESS"
+
+
+def cluster_address() -> str | None:
+    """The scheduler address in ``$HB_DASK_ADDRESS``, or None when it is unset or empty."""
+    return os.environ.get(CLUSTER_ENV, "").strip() or None
+
+
+def resolve_backend(backend: str, address: str | None) -> tuple[str, str | None]:
+    """(backend, address) after ``$HB_DASK_ADDRESS``: a cluster named there wins over the arguments."""
+    check_choice("backend", backend, BACKENDS)
+    env = cluster_address()
+    return ("dask", env) if env else (backend, address or None)
+
+
+def workers_for(n_jobs: int) -> int:
+    return (os.cpu_count() or 1) if n_jobs < 0 else n_jobs
+
+
+def execute(backend: str, fn, args: list, workers: int, address: str | None = None):
+    """Yield (task index, fn(*args[i])) as tasks finish."""
+    if backend == "sequential" or (backend == "loky" and (workers == 1 or len(args) == 1)):
+        for i, a in enumerate(args):
+            yield i, fn(*a)
+    elif backend == "loky":
+        from joblib import Parallel, delayed
+        parallel = Parallel(n_jobs=min(workers, len(args)), backend="loky", return_as="generator_unordered",
+                            initializer=_watch_parent, initargs=(os.getpid(),))
+        yield from parallel(delayed(_indexed)(fn, i, a) for i, a in enumerate(args))
+    else:
+        yield from _execute_dask(fn, args, workers, address)
+
+
+def _indexed(fn, i, a):
+    return i, fn(*a)
+
+
+def _watch_parent(parent: int, interval: float = 0.2) -> None:
+    """Loky worker initializer: exit this worker as soon as its parent ``parent`` is gone.
+
+    Loky workers are children of the process that submits the grid (``parent``), so a different
+    parent pid means that one died and the worker was re-parented (to init or a subreaper). A pid
+    check (kill 0) would not do: a killed parent that nobody has reaped yet still has its pid.
+    """
+    if os.getppid() != parent:
+        os._exit(1)  # the parent died while this worker was starting
+
+    def watch():
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                os._exit(1)
+    threading.Thread(target=watch, name="hb-parent-watchdog", daemon=True).start()
+
+
+# --------------------------------------------------------------------------------------------
+# dask.distributed
+# --------------------------------------------------------------------------------------------
+
+_DASK_CLIENTS: dict = {}
+
+
+def dask_client(workers: int, address: str | None):
+    """One client per scheduler address (or per local worker count), kept for the session and closed at exit,
+    so that a notebook calling a grid several times starts its LocalCluster once."""
+    from distributed import Client, LocalCluster
+    key = address or ("local", workers)
+    client = _DASK_CLIENTS.get(key)
+    if client is not None and client.status == "running":
+        return client
+    if address:
+        client = Client(address)
+    else:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=40)
+        client = Client(cluster)
+    _DASK_CLIENTS[key] = client
+    atexit.register(_close_dask, key)
+    return client
+
+
+def _close_dask(key) -> None:
+    client = _DASK_CLIENTS.pop(key, None)
+    if client is not None:
+        cluster = client.cluster
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def close_dask_clients() -> None:
+    """Close the dask clients (and local clusters) that the grids opened in this session."""
+    for key in list(_DASK_CLIENTS):
+        _close_dask(key)
+
+
+def _execute_dask(fn, args: list, workers: int, address: str | None):
+    from distributed import as_completed
+    client = dask_client(workers, address)
+    futures = [client.submit(_indexed, fn, i, a, pure=False) for i, a in enumerate(args)]
+    try:
+        for fut in as_completed(futures):
+            yield fut.result()
+            fut.release()
+    finally:
+        client.cancel(futures)
+
+
+# --------------------------------------------------------------------------------------------
+# Progress
+# --------------------------------------------------------------------------------------------
+
+def progress_bar(total_cost: float, show: bool, what: str = "run_grid"):
+    """Progress weighted by each task's estimated cost, so that the time left is meaningful."""
+    from tqdm import tqdm  # the text bar: works in terminals and notebooks alike, without ipywidgets
+    return tqdm(total=total_cost, disable=not show, desc=f"{what}: 0 tasks", smoothing=0.05,
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
+
+
+def run_tasks(backend: str, fn, args: list, costs: list, workers: int, address: str | None, absorb,
+              show: bool, what: str = "run_grid") -> None:
+    """Run ``fn(*args[i])`` for every i on the backend, calling ``absorb(i, result)`` as each finishes."""
+    if not args:
+        return
+    bar = progress_bar(sum(costs), show, what)
+    try:
+        for done, (i, out) in enumerate(execute(backend, fn, args, workers, address), start=1):
+            absorb(i, out)
+            bar.set_description(f"{what}: {done}/{len(args)} tasks", refresh=False)
+            bar.update(costs[i])
+    finally:
+        bar.close()

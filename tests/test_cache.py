@@ -1,0 +1,195 @@
+"""The result cache: damaged entries are recomputed with one warning, the folder is chosen and may be read-only."""
+import os
+import shutil
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import horizonbandits.experiments as ex
+from horizonbandits.experiments import cache as cache_mod
+from horizonbandits.experiments import run_grid
+from horizonbandits.experiments.cache import CacheWarning
+from horizonbandits.rising import CureUCB, RedUCB, ltf_random
+
+HORIZONS = [300, 600]
+KW = dict(n_seeds=3, seed=4, backend="sequential", chunk_size=3, progress=False)
+
+
+@pytest.fixture(scope="module")
+def instances():
+    rng = np.random.default_rng(11)
+    return {"a": ltf_random(rng, K=3, T_ref=600), "b": ltf_random(rng, K=2, T_ref=600)}
+
+
+@pytest.fixture(scope="module")
+def policies():
+    return {"CURE": CureUCB(), "Red": RedUCB(eps=0.5)}
+
+
+@pytest.fixture(scope="module")
+def fresh(instances, policies):
+    return run_grid(instances, policies, HORIZONS, cache=False, **KW)
+
+
+def numbers(df):
+    return df.drop(columns="wall_time")
+
+
+def entries(folder):
+    return sorted(folder.rglob("*.npz"))
+
+
+def count_tasks(monkeypatch):
+    calls = []
+    real = ex.run_task
+    monkeypatch.setattr(ex, "run_task", lambda *a: calls.append(a[4:]) or real(*a))
+    return calls
+
+
+def truncate(path):
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def flip_bit(path):
+    data = bytearray(path.read_bytes())
+    with np.load(path) as z:  # flip a bit inside the stored pulls, not in the zip headers
+        pulls = z["pulls"].tobytes()
+    at = bytes(data).index(pulls) + len(pulls) // 2
+    data[at] ^= 0x04
+    path.write_bytes(bytes(data))
+
+
+def rewrite(path, change):
+    """Change the stored arrays and store them again with a matching digest, as a buggy writer would:
+    only the grid's own check of the content can catch it."""
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    key = str(arrays.pop("__key__"))
+    arrays.pop("__check__")
+    change(arrays)
+    np.savez(path, __key__=np.array(key), __check__=np.array(cache_mod._content_digest(key, arrays)), **arrays)
+
+
+def nan_pulls(path):
+    def change(arrays):
+        arrays["pulls"] = arrays["pulls"].astype(float)
+        arrays["pulls"].flat[0] = np.nan
+    rewrite(path, change)
+
+
+def out_of_range_pulls(path):
+    rewrite(path, lambda arrays: arrays.update(pulls=arrays["pulls"] * 2))
+
+
+def wrong_shape(path):
+    rewrite(path, lambda arrays: arrays.update(pulls=arrays["pulls"][:, :1]))
+
+
+@pytest.mark.parametrize("damage", [truncate, flip_bit, nan_pulls, out_of_range_pulls, wrong_shape])
+def test_a_damaged_entry_is_recomputed_with_one_warning(damage, instances, policies, fresh, tmp_path, monkeypatch):
+    run_grid(instances, policies, HORIZONS, cache_dir=tmp_path, **KW)
+    files = entries(tmp_path)
+    victim = files[len(files) // 2]
+    damage(victim)
+    calls = count_tasks(monkeypatch)
+    with pytest.warns(CacheWarning) as record:
+        again = run_grid(instances, policies, HORIZONS, cache_dir=tmp_path, **KW)
+    assert len(record) == 1 and "1 damaged cache entry recomputed" in str(record[0].message)
+    assert str(victim) in str(record[0].message)
+    assert len(calls) == 1  # only the task holding the damaged entry ran again
+    pd.testing.assert_frame_equal(numbers(again), numbers(fresh))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the entry was rewritten: a third run is clean and computes nothing
+        calls.clear()
+        third = run_grid(instances, policies, HORIZONS, cache_dir=tmp_path, **KW)
+    assert calls == []
+    pd.testing.assert_frame_equal(numbers(third), numbers(fresh))
+
+
+def test_an_entry_copied_over_another_key_is_not_used(instances, policies, fresh, tmp_path, monkeypatch):
+    run_grid(instances, policies, HORIZONS, cache_dir=tmp_path, **KW)
+    # Same shapes, different numbers: the CURE runs of one instance at two horizons would both
+    # pass a shape check; only the stored key tells them apart.
+    by_shape = {}
+    for f in entries(tmp_path):
+        with np.load(f) as z:
+            by_shape.setdefault(z["pulls"].shape, []).append(f)
+    victim, other = next(group for group in by_shape.values() if len(group) >= 2)[:2]
+    shutil.copyfile(other, victim)
+    calls = count_tasks(monkeypatch)
+    with pytest.warns(CacheWarning, match="stored for another key"):
+        again = run_grid(instances, policies, HORIZONS, cache_dir=tmp_path, **KW)
+    assert len(calls) == 1
+    pd.testing.assert_frame_equal(numbers(again), numbers(fresh))
+
+
+def test_cache_folder_argument_then_environment(instances, policies, tmp_path, monkeypatch):
+    monkeypatch.setenv("HB_CACHE_DIR", str(tmp_path / "from-env"))
+    run_grid(instances, policies, HORIZONS, **KW)
+    assert entries(tmp_path / "from-env")
+    run_grid(instances, policies, HORIZONS, cache_dir=tmp_path / "explicit", **KW)
+    assert entries(tmp_path / "explicit")
+    monkeypatch.setenv("HB_CACHE_DIR", "")
+    assert cache_mod.default_cache_dir() == cache_mod.REPO_ROOT / "outputs" / "cache"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_read_only_cache_folder_computes_and_warns_once(instances, policies, fresh, tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        with pytest.warns(CacheWarning) as record:
+            df = run_grid(instances, policies, HORIZONS, cache_dir=folder, **KW)
+    finally:
+        folder.chmod(0o755)
+    assert len(record) == 1 and "cannot be written" in str(record[0].message) and str(folder) in str(record[0].message)
+    pd.testing.assert_frame_equal(numbers(df), numbers(fresh))
+    assert not entries(folder)
+
+
+def test_cache_path_that_is_a_file_computes_and_warns(instances, policies, fresh, tmp_path):
+    path = tmp_path / "a-file"
+    path.write_text("not a folder")
+    with pytest.warns(CacheWarning, match="cannot be written"):
+        df = run_grid(instances, policies, HORIZONS, cache_dir=path, **KW)
+    pd.testing.assert_frame_equal(numbers(df), numbers(fresh))
+
+
+def test_permission_denied_on_write_computes_and_warns_once(instances, policies, fresh, tmp_path, monkeypatch):
+    # The read-only test above is skipped for root; this one fails every write the way a read-only folder does.
+    def refuse(path, write):
+        raise PermissionError(13, "Permission denied", str(path))
+    monkeypatch.setattr(cache_mod, "atomic_write", refuse)
+    with pytest.warns(CacheWarning) as record:
+        df = run_grid(instances, policies, HORIZONS, cache_dir=tmp_path, **KW)
+    assert len(record) == 1 and "cannot be written (PermissionError: Permission denied)" in str(record[0].message)
+    assert "results computed but not cached" in str(record[0].message)
+    pd.testing.assert_frame_equal(numbers(df), numbers(fresh))
+
+
+def test_cache_key_ignores_edits_outside_the_numerical_code(tmp_path):
+    pkg = tmp_path / "horizonbandits"
+    shutil.copytree(cache_mod.PACKAGE_DIR, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    before = cache_mod.code_digest(pkg)
+
+    def edit(rel, change):
+        path = pkg / rel
+        path.write_text(change(path.read_text()))
+        return cache_mod.code_digest(pkg)
+
+    # The command line, the plotting helpers and the statistics cannot change a grid's numbers.
+    assert edit("cli.py", lambda s: s + "\n\ndef an_added_command():\n    return 0\n") == before
+    assert edit("plotting.py", lambda s: s.replace("def setup(", "def setup_renamed(")) == before
+    assert edit("stats.py", lambda s: s + "\nEXTRA = 1\n") == before
+    # Docstrings and comments in the numerical code do not either.
+    sim = "rising/simulate.py"
+    assert edit(sim, lambda s: s.replace('"""', '"""Reworded. ', 1)) == before
+    assert edit(sim, lambda s: s.replace("\nimport", "\n# a new comment\nimport", 1)) == before
+    # Code in the model's package does.
+    assert edit(sim, lambda s: s + "\nEXTRA = 1\n") != before
+    after_model = cache_mod.code_digest(pkg)
+    assert edit("rng.py", lambda s: s + "\nMORE = 2\n") != after_model

@@ -1,0 +1,87 @@
+"""The commitment and portfolio grids on the shared runner: same numbers on every backend, resumable cache."""
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import horizonbandits.commit.concave as concave
+import horizonbandits.commit.grid as grid
+from horizonbandits.commit import UCBCommit, UniformCommit, simulate
+from horizonbandits.commit import instances as commit_instances
+from horizonbandits.commit.portfolio_instances import section73
+from horizonbandits.commit.roscoc import ROSCOC, UCBPortfolio
+from horizonbandits.experiments.cache import CacheWarning
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return [dict(T=T, c=c, problem=commit_instances.section72(T, c)) for T in (300, 900) for c in (0.5, 0.2)]
+
+
+@pytest.fixture(scope="module")
+def policies():
+    return {"RAEC": commit_instances.section72_policy(), "UCB": UCBCommit(), "Uniform": UniformCommit()}
+
+
+@pytest.fixture(scope="module")
+def local(cases, policies):
+    return grid.run_grid(cases, policies, n_seeds=12, seed=2, keep_runs=True, cache=False)
+
+
+def test_commit_grid_rows_are_simulate(local, cases, policies):
+    table, runs = local
+    for case in cases:
+        for name, pol in policies.items():
+            res = simulate(case["problem"], pol, n_seeds=12, seed=2)
+            sel = runs[(runs["T"] == case["T"]) & (runs.c == case["c"]) & (runs.policy == name)]
+            assert np.array_equal(sel.regret.to_numpy(), res.regret)
+            row = table[(table["T"] == case["T"]) & (table.c == case["c"]) & (table.policy == name)].iloc[0]
+            assert row.mean_regret == res.regret.mean()
+
+
+def test_commit_grid_on_loky_and_from_the_cache(local, cases, policies, tmp_path, monkeypatch):
+    calls = []
+    real = grid._simulate_task
+    monkeypatch.setattr(grid, "_simulate_task", lambda *a: calls.append(a[2:]) or real(*a))
+    first = grid.run_grid(cases, policies, n_seeds=12, seed=2, keep_runs=True, backend="sequential", cache_dir=tmp_path)
+    assert len(calls) == len(cases) * len(policies)
+    calls.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)
+        again = grid.run_grid(cases, policies, n_seeds=12, seed=2, keep_runs=True, cache_dir=tmp_path)
+    assert calls == []  # every (case, policy) came from the cache
+    monkeypatch.setattr(grid, "_simulate_task", real)
+    loky = grid.run_grid(cases, policies, n_seeds=12, seed=2, keep_runs=True, backend="loky", n_jobs=2, cache=False)
+    for result in (first, again, loky):
+        for a, b in zip(result, local):
+            pd.testing.assert_frame_equal(a, b)
+
+
+def test_commit_grid_bad_arguments(cases, policies):
+    with pytest.raises(ValueError, match="backend='spark'"):
+        grid.run_grid(cases, policies, n_seeds=2, backend="spark", cache=False)
+    with pytest.raises(ValueError, match="expected a CommitPolicy"):
+        grid.run_grid(cases, {"x": object()}, n_seeds=2, cache=False)
+    with pytest.raises(ValueError, match="expected a CommitProblem"):
+        grid.run_grid([dict(problem="p")], policies, n_seeds=2, cache=False)
+
+
+def test_portfolio_grid_chunks_backends_and_cache(tmp_path, monkeypatch):
+    pols = [ROSCOC(), UCBPortfolio()]
+    ref = concave.portfolio_grid(section73, [200, 400], pols, n_seeds=3, seed=1, cache=False)
+    res = concave.simulate(section73(400), pols[0], n_seeds=3, seed=1)
+    sel = ref[(ref["T"] == 400) & (ref.policy == res.policy)]
+    assert np.array_equal(sel.regret.to_numpy(), res.regret)  # the grid's rows are simulate's
+    calls = []
+    real = concave._portfolio_task
+    monkeypatch.setattr(concave, "_portfolio_task", lambda *a: calls.append(a[3:]) or real(*a))
+    chunked = concave.portfolio_grid(section73, [200, 400], pols, n_seeds=3, seed=1, chunk_size=2, cache_dir=tmp_path)
+    assert len(calls) == 2 * 2 * 2
+    calls.clear()
+    cached = concave.portfolio_grid(section73, [200, 400], pols, n_seeds=3, seed=1, chunk_size=2, cache_dir=tmp_path)
+    assert calls == []
+    monkeypatch.setattr(concave, "_portfolio_task", real)
+    loky = concave.portfolio_grid(section73, [200, 400], pols, n_seeds=3, seed=1, n_jobs=2, cache=False)
+    for df in (chunked, cached, loky):
+        pd.testing.assert_frame_equal(df.drop(columns="seconds"), ref.drop(columns="seconds"))

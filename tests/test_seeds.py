@@ -1,0 +1,51 @@
+"""The seed layout of ``horizonbandits.seeds`` is the one every model draws from (a change here changes every number)."""
+import numpy as np
+
+from horizonbandits import seeds
+from horizonbandits.commit import CommitProblem, sampling
+from horizonbandits.commit.concave import policy_stream_seed as portfolio_policy_seed
+from horizonbandits.experiments import instance_seed, instance_set
+from horizonbandits.rising import ltf_random
+from horizonbandits.rising.observations import arm_seed_sequence, draw_observations, policy_stream_seed
+
+
+def first_word(ss):
+    return int(ss.generate_state(1, np.uint64)[0])
+
+
+def test_layout_is_the_documented_spawn_keys():
+    for root, s, i in [(0, 0, 0), (7, 3, 2), (12345, 41, 5)]:
+        assert seeds.arm_stream(root, s, i).spawn_key == (s, 0, i) and seeds.arm_stream(root, s, i).entropy == root
+        assert seeds.outcome_stream(root, s, i).spawn_key == (s, 2, i)
+        assert seeds.policy_stream_seed(root, s) == first_word(np.random.SeedSequence(root, spawn_key=(s, 1)))
+        assert seeds.batch_stream_seed(root, s) == first_word(np.random.SeedSequence(root, spawn_key=(s, 2)))
+        # The models read their streams from here.
+        assert policy_stream_seed(root, s) == portfolio_policy_seed(root, s) == seeds.policy_stream_seed(root, s)
+        assert arm_seed_sequence(root, s, i).spawn_key == (s, 0, i)
+        assert int(sampling.policy_stream_seeds(root, s + 1)[s]) == seeds.policy_stream_seed(root, s)
+        assert int(sampling.environment_stream_seeds(root, s + 1)[s]) == seeds.batch_stream_seed(root, s)
+
+
+def test_rising_table_reads_the_arm_streams():
+    inst = ltf_random(np.random.default_rng(0), K=2, T_ref=50, noise=0.1)
+    obs = draw_observations(inst, 50, seed=9, s=4)
+    again = draw_observations(inst, 50, seed=9, s=4)
+    other = draw_observations(inst, 50, seed=9, s=5)
+    assert np.array_equal(obs.X, again.X) and not np.array_equal(obs.X, other.X)
+
+
+def test_commit_tables_read_the_arm_streams():
+    problem = CommitProblem.bernoulli([0.2, 0.7], [0.6, 0.3], N=20, T=40)
+    F, G = sampling.draw_tables(problem, 20, seed=5, s=3)
+    u = np.random.default_rng(seeds.arm_stream(5, 3, 1)).random((2, 20))
+    assert np.array_equal(F[1, 1:], u[0] < 0.7) and np.array_equal(G[1, 1:], u[1] < 0.3)
+
+
+def test_instance_sets_and_grid_roots():
+    insts = instance_set("ltf", 3, seed=4, H=500)
+    for j, inst in enumerate(insts.values()):
+        again = ltf_random(seeds.instance_generator(4, j), T_ref=500)
+        assert np.array_equal(inst.means, again.means)
+    inst = next(iter(insts.values()))
+    root = instance_seed(4, inst)
+    assert 0 <= root < 2 ** 63 and root != instance_seed(5, inst)

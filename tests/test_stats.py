@@ -1,0 +1,34 @@
+"""stats.py holds the statistics; the old import paths the notebooks use still give the same functions."""
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from horizonbandits import stats
+
+
+def test_old_names_are_the_stats_functions():
+    import horizonbandits.commit as commit
+    import horizonbandits.commit.grid as grid
+    import horizonbandits.experiments as ex
+    import horizonbandits.plotting as plotting
+    for name in ["regret_summary", "win_rates", "win_rate_matrix", "paired_differences"]:
+        assert getattr(ex, name) is getattr(stats, name)
+    assert plotting.mean_ci is stats.normal_interval
+    assert grid.slope is stats.slope and grid.half_slopes is stats.half_slopes and commit.slope is stats.slope
+
+
+def test_normal_interval():
+    x = np.array([1.0, 2.0, 4.0, 7.0])
+    mean, half = stats.normal_interval(x)
+    assert mean == pytest.approx(3.5) and half == pytest.approx(norm.ppf(0.975) * x.std(ddof=1) / 2)
+    m2, h2 = stats.normal_interval(np.stack([x, 2 * x], axis=1), axis=0, level=0.9)
+    assert m2.tolist() == pytest.approx([3.5, 7.0]) and h2[1] == pytest.approx(2 * h2[0])
+    assert stats.normal_interval([5.0])[1] == 0  # one value: no interval
+
+
+def test_slopes():
+    x = np.array([1, 2, 4, 8, 16])
+    assert stats.slope(x, 3 * x ** 0.5) == pytest.approx(0.5)
+    y = np.where(x <= 4, x ** 1.0, 4 * (x / 4) ** 0.5)
+    lo, hi = stats.half_slopes(x, y)
+    assert lo == pytest.approx(1.0) and hi == pytest.approx(0.5)
