@@ -358,7 +358,7 @@ def run_grid(instances, policies, horizons, n_seeds: int, seed: int = 0, backend
 
 def _progress_bar(total_cost: float, show: bool):
     """Progress weighted by each task's estimated cost (seeds x rounds x arms), so that the time left is meaningful."""
-    from tqdm import tqdm  # the text bar: works in terminals and notebooks alike, without ipywidgets
+    from .progress import tqdm  # widget bar in JupyterLab, text bar under papermill and in terminals
     return tqdm(total=total_cost, disable=not show, desc="run_grid: 0 tasks", smoothing=0.05,
                 bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
 
