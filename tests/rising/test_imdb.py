@@ -5,6 +5,8 @@ the checkpoint view of the curves.
 The real-curve tests read the seven curves committed under data/imdb-learning-curves/, so they run
 from a clone with nothing beside it.
 """
+import io
+import urllib.parse
 from pathlib import Path
 
 import numpy as np
@@ -185,3 +187,30 @@ def test_real_curves_are_not_monotone_and_the_isotonic_fit_is(committed_curves):
     # the least-squares monotone fit keeps each curve's total (pool-adjacent-violators preserves sums)
     np.testing.assert_allclose(iso.means[:, 1:].sum(axis=1), inst.means[:, 1:].sum(axis=1), rtol=1e-12)
     assert iso.names[optimal_arm(iso, 50_000)] == "nn_2"
+
+
+def test_fetched_curves_join_the_committed_ones(committed_curves, monkeypatch, tmp_path):
+    """`hb data fetch-imdb` (network replaced by a fake) writes to ../shared/data by default, never into
+    the repository, and the loader then mixes a fetched arm with the committed ones."""
+    monkeypatch.setattr(I, "SHARED_DATA", tmp_path / "shared")
+    fake = np.linspace(0.5, 0.9, I.T_IMDB)
+    urls = []
+
+    def download(url, timeout):
+        urls.append(url)
+        if url.endswith("LICENSE"):
+            return b"licence text"
+        buf = io.BytesIO()
+        np.save(buf, fake)
+        return buf.getvalue()
+
+    monkeypatch.setattr(I, "_download", download)
+    folder = I.fetch_imdb(arms=["adagrad_alpha_1", "nn_1"])
+    assert folder == tmp_path / "shared" / I.SUBDIR
+    assert sorted(p.name for p in folder.iterdir()) == ["LICENSE.source", "adagrad_alpha_1.npy", "nn_1.npy"]
+    assert I.UPSTREAM_COMMIT in urls[0] and urllib.parse.quote("ADAGRAD alpha = 1_avg.npy") in urls[0]
+    curves = I.load_curves(["nn_1", "adagrad_alpha_1"])
+    assert I.find_curve("nn_1") == I.REPO_DATA / I.SUBDIR / "nn_1.npy"  # the committed copy comes first
+    assert I.find_curve("adagrad_alpha_1") == folder / "adagrad_alpha_1.npy"
+    np.testing.assert_array_equal(curves["adagrad_alpha_1"], fake)
+    assert not np.array_equal(curves["nn_1"], fake)
