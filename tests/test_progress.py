@@ -61,3 +61,15 @@ def test_papermill_output_holds_text_bars_and_no_widgets(tmp_path, monkeypatch):
     lab = _execute(tmp_path, monkeypatch, str(tmp_path / "bars.ipynb"))
     assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in lab.cells[0].outputs)
     assert "application/vnd.jupyter.widget-state+json" in json.dumps(dict(lab.metadata))
+
+
+def test_notebooks_take_their_bar_from_horizonbandits():
+    """A notebook that imports tqdm.auto itself would draw widget bars under papermill too."""
+    from pathlib import Path
+    offenders = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code" and any(line.strip().startswith(("from tqdm", "import tqdm"))
+                                                for line in cell.source.splitlines()):
+                offenders.append(path.stem)
+    assert offenders == [], f"use `from horizonbandits.progress import tqdm` in {offenders}"
