@@ -1,11 +1,11 @@
-# The two commands of the README: `make run` and `make test`.
+# The two commands of the README: `make run` and `make test`; `make lab` to read and run the notebooks.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 HB     := $(VENV)/bin/hb
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test smoke paper bench lock clean-outputs
+.PHONY: install run test lab smoke paper bench lock clean-outputs
 
 # requirements.lock pins the exact versions CI used; it constrains the install so a fresh machine
 # gets the same environment (`make lock` rewrites it from the current .venv).
@@ -23,6 +23,14 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# JupyterLab from the project's .venv, on the whole workbook (notebooks/, outputs/, data/), with the
+# project's kernel (the python3 kernelspec that install puts into the .venv). Extra options go in
+# LAB_ARGS, e.g. make lab LAB_ARGS="--no-browser --ip=127.0.0.1 --port=8899". Jupyter refuses to run
+# as root unless told; containers often run as root, so there the target adds --allow-root.
+LAB_ARGS ?=
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 smoke: $(STAMP)
 	$(HB) run --profile smoke

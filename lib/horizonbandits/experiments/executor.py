@@ -138,7 +138,7 @@ def _execute_dask(fn, args: list, workers: int, address: str | None):
 
 def progress_bar(total_cost: float, show: bool, what: str = "run_grid"):
     """Progress weighted by each task's estimated cost, so that the time left is meaningful."""
-    from tqdm import tqdm  # the text bar: works in terminals and notebooks alike, without ipywidgets
+    from ..progress import tqdm  # widget bar in JupyterLab, text bar under papermill and in terminals
     return tqdm(total=total_cost, disable=not show, desc=f"{what}: 0 tasks", smoothing=0.05,
                 bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
 

@@ -4,10 +4,12 @@ The curves come from the code of "Stochastic Rising Bandits" (Metelli, Trovò, P
 ICML 2022; public repository albertometelli/stochastic-rising-bandits, folder
 ``data/learning curves/npy``, MIT licence): for each online learner, its expected prequential
 accuracy at each of 50,000 online updates on IMDB reviews, averaged over 1,000 shuffled runs.
-They are not part of this repository. The data folder is found, in this order, from the
-``data_dir`` argument, the ``HB_DATA_DIR`` environment variable, and ``../shared/data`` beside the
-repository; the curves live in its sub-folder ``imdb-learning-curves/`` as ``<arm>.npy``
-(``hb data fetch-imdb`` downloads them).
+The seven curves of the paper's arm set ship with the workbook in ``data/imdb-learning-curves/``
+(exact copies, with the source's licence); the other 22 come from ``hb data fetch-imdb``. Each arm
+is looked up on its own, first match wins, in these data folders: the ``data_dir`` argument, the
+``HB_DATA_DIR`` environment variable, the repository's ``data/``, then ``../shared/data`` beside
+the repository. In each folder the curves live in the sub-folder ``imdb-learning-curves/`` (or in
+the folder itself) as ``<arm>.npy``.
 """
 from __future__ import annotations
 
@@ -48,55 +50,92 @@ class MissingDataError(FileNotFoundError):
     """The IMDB learning curves are not where the loader looked."""
 
 
+#: The repository's own data folder: the paper's seven curves are committed there.
+REPO_DATA = Path(REPO_ROOT) / "data"
+#: The shared data folder beside the repository (all 29 curves on the project's machines).
+SHARED_DATA = Path(REPO_ROOT).parent / "shared" / "data"
+
+
+def _given(data_dir) -> bool:
+    return data_dir is not None and str(data_dir) != ""
+
+
 def data_root(data_dir=None) -> Path:
-    """The data folder: ``data_dir``, else ``$HB_DATA_DIR``, else ``../shared/data`` beside the repository."""
-    if data_dir is not None and str(data_dir) != "":
+    """The folder ``hb data fetch-imdb`` writes to: ``data_dir``, else ``$HB_DATA_DIR``, else
+    ``../shared/data`` beside the repository (never the repository's ``data/``, so downloads do not
+    show up as untracked files)."""
+    if _given(data_dir):
         return Path(data_dir).expanduser()
     env = os.environ.get("HB_DATA_DIR", "")
+    return Path(env).expanduser() if env else SHARED_DATA
+
+
+def search_roots(data_dir=None) -> list[Path]:
+    """The data folders the loader searches, in order: ``data_dir``, ``$HB_DATA_DIR``, the
+    repository's ``data/``, ``../shared/data`` (each at most once)."""
+    roots = [Path(data_dir).expanduser()] if _given(data_dir) else []
+    env = os.environ.get("HB_DATA_DIR", "")
     if env:
-        return Path(env).expanduser()
-    return Path(REPO_ROOT).parent / "shared" / "data"
+        roots.append(Path(env).expanduser())
+    roots += [REPO_DATA, SHARED_DATA]
+    return list(dict.fromkeys(roots))
 
 
 def curves_dir(data_dir=None) -> Path:
-    """Folder holding ``<arm>.npy``: ``<data folder>/imdb-learning-curves`` (or the data folder
-    itself when the files sit there directly)."""
+    """Folder holding ``<arm>.npy`` inside one data folder (``data_root(data_dir)`` by default):
+    ``<data folder>/imdb-learning-curves``, or the data folder itself when the files sit there."""
     root = data_root(data_dir)
     if not (root / SUBDIR).is_dir() and any(root.glob("*.npy")):
         return root
     return root / SUBDIR
 
 
-def missing_data_message(folder: Path, missing) -> str:
+def search_folders(data_dir=None) -> list[Path]:
+    """The curve folders of :func:`search_roots`, in the same order."""
+    return list(dict.fromkeys(curves_dir(root) for root in search_roots(data_dir)))
+
+
+def find_curve(arm: str, data_dir=None) -> Path | None:
+    """The file of ``arm`` in the first search folder that has it, or None."""
+    for folder in search_folders(data_dir):
+        if (folder / f"{arm}.npy").is_file():
+            return folder / f"{arm}.npy"
+    return None
+
+
+def missing_data_message(folders, missing) -> str:
+    folders = [folders] if isinstance(folders, (str, Path)) else list(folders)
+    places = ", ".join(str(f) for f in folders)
     missing = list(missing)
     shown = ", ".join(f"{a}.npy" for a in missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
-    return (f"IMDB learning curves not found: {shown} missing in {folder}. Put the curve files there "
+    return (f"IMDB learning curves not found: {shown} missing in {places}. Put the curve files in one of these "
             f"(folder '{UPSTREAM_FOLDER}' of github.com/{UPSTREAM_REPO}, saved as <arm>.npy), or point "
             f"HB_DATA_DIR or data_dir to a folder holding {SUBDIR}/, or download them with `hb data fetch-imdb`.")
 
 
 def available_arms(data_dir=None) -> list[str]:
-    """Arm names whose curve file is present in the data folder."""
-    folder = curves_dir(data_dir)
-    return sorted(p.stem for p in folder.glob("*.npy")) if folder.is_dir() else []
+    """Arm names whose curve file is present in at least one search folder."""
+    return sorted({p.stem for folder in search_folders(data_dir) if folder.is_dir() for p in folder.glob("*.npy")})
 
 
 def load_curves(arms=PAPER_ARMS, data_dir=None) -> pd.DataFrame:
-    """The raw curves as a DataFrame (index: update n = 1..50,000; one column per arm)."""
+    """The raw curves as a DataFrame (index: update n = 1..50,000; one column per arm). Each arm is
+    read from the first folder of :func:`search_folders` that has it."""
     arms = _check_arms(arms)
-    folder = curves_dir(data_dir)
-    missing = [a for a in arms if not (folder / f"{a}.npy").is_file()]
+    files = {a: find_curve(a, data_dir) for a in arms}
+    missing = [a for a, path in files.items() if path is None]
     if missing:
-        raise MissingDataError(missing_data_message(folder, missing))
+        raise MissingDataError(missing_data_message(search_folders(data_dir), missing))
     cols = {}
-    for a in arms:
-        c = np.load(folder / f"{a}.npy", allow_pickle=False)
+    for a, path in files.items():
+        c = np.load(path, allow_pickle=False)
         if c.ndim != 1 or c.size < 2 or not np.all(np.isfinite(c)) or c.min() < 0 or c.max() > 1:
-            raise ValueError(f"{folder / (a + '.npy')} is not a learning curve: expected a 1-D array of accuracies in [0, 1]")
+            raise ValueError(f"{path} is not a learning curve: expected a 1-D array of accuracies in [0, 1]")
         cols[a] = c.astype(np.float64)
     lengths = {c.size for c in cols.values()}
     if len(lengths) != 1:
-        raise ValueError(f"curves in {folder} have different lengths {sorted(lengths)}: expected equal lengths")
+        where = ", ".join(f"{a} ({cols[a].size}) from {files[a].parent}" for a in arms)
+        raise ValueError(f"the curves have different lengths: {where}; expected equal lengths")
     n = lengths.pop()
     return pd.DataFrame(cols, index=pd.RangeIndex(1, n + 1, name="pull"))
 

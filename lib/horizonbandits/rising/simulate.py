@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from tqdm.std import tqdm  # text bar: tqdm.auto warns in every notebook when ipywidgets is absent
+from ..progress import tqdm  # widget bar in JupyterLab, text bar under papermill and in terminals
 
 from ..errors import check_int
 from .instances import RisingInstance

@@ -152,7 +152,7 @@ class _Run:
     # ----------------------------------------------------------------- the loop
 
     def go(self) -> int:
-        from tqdm.auto import tqdm
+        from ..progress import tqdm
 
         shutil.rmtree(self.running_dir, ignore_errors=True)  # leftovers of a killed run
         try:

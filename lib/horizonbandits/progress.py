@@ -1,0 +1,39 @@
+"""The progress bar of the workbook's loops: tqdm's widget bar in a notebook open in JupyterLab, the
+text bar everywhere else.
+
+The rule: a Jupyter server (JupyterLab, Notebook) sets ``JPY_SESSION_NAME`` in the environment of
+every kernel it starts for a notebook; papermill, nbconvert, scripts and terminals start none with
+it. Only there does a front end draw widgets. Elsewhere a widget bar would leave a frozen "0%" text
+and the widgets' state in the executed notebook (and the rendered page would try to load a widget
+renderer), so those runs get the plain text bar. A kernel of `hb run` started from inside a notebook
+inherits the variable; that case gets widget bars in its executed notebooks.
+"""
+from __future__ import annotations
+
+import os
+
+from tqdm.std import tqdm as text_bar
+
+
+def _in_ipython_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and "IPKernelApp" in shell.config
+
+
+def choose_bar(environ=None, in_kernel: bool | None = None):
+    """The tqdm class to use: ``tqdm.notebook.tqdm`` when a Jupyter server started this kernel and
+    ipywidgets is installed, else ``tqdm.std.tqdm`` (the arguments are for tests)."""
+    environ = os.environ if environ is None else environ
+    in_kernel = _in_ipython_kernel() if in_kernel is None else in_kernel
+    if not (environ.get("JPY_SESSION_NAME") and in_kernel):
+        return text_bar
+    from tqdm import notebook
+    return notebook.tqdm if notebook.IProgress is not None else text_bar  # IProgress is None without ipywidgets
+
+
+#: What ``from horizonbandits.progress import tqdm`` gives: chosen once, when the module is imported.
+tqdm = choose_bar()

@@ -1,0 +1,75 @@
+"""Progress bars: the widget bar only in a kernel a Jupyter server started, the text bar elsewhere, so
+notebooks executed by papermill hold plain text and no widget state."""
+import importlib
+import json
+
+import nbformat
+import pytest
+from tqdm import notebook
+from tqdm.std import tqdm as text_bar
+
+from horizonbandits import progress
+
+simulate_module = importlib.import_module("horizonbandits.rising.simulate")  # the package re-exports a function of that name
+
+CODE = """\
+import horizonbandits.rising as R
+from horizonbandits.experiments import make_policies, run_grid
+inst = R.figure1()
+R.simulate(inst, R.CureUCB(), T=200, n_seeds=2, seed=0, progress=True)
+run_grid({"fig1": inst}, make_policies(["CURE-UCB"]), [100, 200], n_seeds=2, seed=0, n_jobs=1, progress=True,
+         cache=False)
+print("finished")
+"""
+
+
+def test_choice_of_bar():
+    assert progress.choose_bar({}, in_kernel=False) is text_bar
+    assert progress.choose_bar({}, in_kernel=True) is text_bar  # papermill, nbconvert: no Jupyter server
+    assert progress.choose_bar({"JPY_SESSION_NAME": "/w/nb.ipynb"}, in_kernel=False) is text_bar
+    assert notebook.IProgress is not None, "ipywidgets is a dependency: tqdm's notebook bar must be usable"
+    assert progress.choose_bar({"JPY_SESSION_NAME": "/w/nb.ipynb"}, in_kernel=True) is notebook.tqdm
+    # the loops of the workbook use the chosen bar (the text bar here, in pytest)
+    assert progress.tqdm is text_bar and simulate_module.tqdm is progress.tqdm
+
+
+def _execute(tmp_path, monkeypatch, session_name):
+    import papermill
+    if session_name:
+        monkeypatch.setenv("JPY_SESSION_NAME", session_name)
+    else:
+        monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(CODE)]
+    src, out = tmp_path / "bars.ipynb", tmp_path / f"bars_{bool(session_name)}.ipynb"
+    nbformat.write(nb, src)
+    papermill.execute_notebook(str(src), str(out), kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+    return nbformat.read(out, as_version=4)
+
+
+@pytest.mark.timeout(300)
+def test_papermill_output_holds_text_bars_and_no_widgets(tmp_path, monkeypatch):
+    plain = _execute(tmp_path, monkeypatch, None)
+    outputs = plain.cells[0].outputs
+    assert "widgets" not in plain.metadata
+    assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+    stderr = "".join(o.text for o in outputs if o.output_type == "stream" and o.name == "stderr")
+    assert "run_grid: 1/1 tasks" in stderr and "100%|" in stderr  # the text bar, finished
+    assert "finished" in "".join(o.get("text", "") for o in outputs)
+    # the same notebook in a kernel that looks started by JupyterLab draws widget bars: the rule can fail
+    lab = _execute(tmp_path, monkeypatch, str(tmp_path / "bars.ipynb"))
+    assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in lab.cells[0].outputs)
+    assert "application/vnd.jupyter.widget-state+json" in json.dumps(dict(lab.metadata))
+
+
+def test_notebooks_take_their_bar_from_horizonbandits():
+    """A notebook that imports tqdm.auto itself would draw widget bars under papermill too."""
+    from pathlib import Path
+    offenders = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code" and any(line.strip().startswith(("from tqdm", "import tqdm"))
+                                                for line in cell.source.splitlines()):
+                offenders.append(path.stem)
+    assert offenders == [], f"use `from horizonbandits.progress import tqdm` in {offenders}"
