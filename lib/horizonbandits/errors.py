@@ -1,6 +1,7 @@
 """Parameter checks that raise one-line ValueErrors naming the parameter, the value and what is allowed."""
 from __future__ import annotations
 
+import difflib
 import math
 from numbers import Integral, Real
 
@@ -33,8 +34,13 @@ def check_real(name: str, value, lo: float | None = None, hi: float | None = Non
 
 
 def check_choice(name: str, value, choices) -> object:
+    """Return value if it is one of ``choices``; otherwise raise, suggesting the closest string choice."""
     if value not in choices:
-        _fail(name, value, "expected one of " + ", ".join(repr(c) for c in choices))
+        hint = ""
+        if isinstance(value, str):
+            close = difflib.get_close_matches(value, [c for c in choices if isinstance(c, str)], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+        _fail(name, value, "expected one of " + ", ".join(repr(c) for c in choices) + hint)
     return value
 
 

@@ -80,8 +80,7 @@ def make_policies(names, params: Mapping | None = None, sigma: float | None = No
         raise ValueError(f"policy_params has keys {unknown!r} that are not in policies={names!r}")
     out = {}
     for name in names:
-        if name not in POLICIES:
-            raise ValueError(f"policy={name!r} is not allowed: expected one of {', '.join(sorted(POLICIES))}")
+        check_choice("policies", name, sorted(POLICIES))
         kwargs = dict(params.get(name, {}))
         if sigma is not None and POLICIES[name].takes_noise_scale:
             kwargs["sigma"] = check_real("sigma", sigma, 0.0)
