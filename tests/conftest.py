@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -42,3 +44,50 @@ def hb_subprocess():
 def copy_workbook():
     """``copy_fixture_workbook``: for fixtures of wider scope than ``tmp_path``."""
     return copy_fixture_workbook
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A scheduler and one single-threaded worker on localhost; yields (address, client)."""
+    from distributed import Client
+    address = f"tcp://127.0.0.1:{free_port()}"
+    env = {k: v for k, v in os.environ.items() if k != "HB_DASK_ADDRESS"}
+    quiet = dict(env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                               "--port", address.rsplit(":", 1)[1], "--no-dashboard"], **quiet)]
+    try:
+        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1",
+                                       "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"], **quiet))
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                client = Client(address, timeout=5)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        client.wait_for_workers(1, timeout=60)
+        yield address, client
+        client.close()
+    finally:
+        from horizonbandits.experiments import close_dask_clients
+        close_dask_clients()
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def executed(client) -> int:
+    """Tasks the cluster's workers have run so far."""
+    return sum(client.run(lambda dask_worker: dask_worker.state.executed_count).values())

@@ -1,15 +1,8 @@
 """HB_DASK_ADDRESS sends every grid (rising, commitment, portfolio) to a dask scheduler; the numbers equal a local run's."""
-import os
-import socket
-import subprocess
-import sys
-import time
-
 import numpy as np
 import pandas as pd
 import pytest
 
-import horizonbandits.experiments as ex
 from horizonbandits.commit import UCBCommit, UniformCommit
 from horizonbandits.commit import instances as commit_instances
 from horizonbandits.commit.concave import portfolio_grid
@@ -19,51 +12,7 @@ from horizonbandits.commit.roscoc import ROSCOC, UCBPortfolio
 from horizonbandits.experiments import run_grid
 from horizonbandits.rising import CureUCB, RedUCB, ltf_random
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    """A scheduler and one single-threaded worker on localhost; yields (address, client)."""
-    from distributed import Client
-    address = f"tcp://127.0.0.1:{free_port()}"
-    env = {k: v for k, v in os.environ.items() if k != "HB_DASK_ADDRESS"}
-    quiet = dict(env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                               "--port", address.rsplit(":", 1)[1], "--no-dashboard"], **quiet)]
-    try:
-        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1",
-                                       "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"], **quiet))
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                client = Client(address, timeout=5)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
-        client.wait_for_workers(1, timeout=60)
-        yield address, client
-        client.close()
-    finally:
-        ex.close_dask_clients()
-        for p in reversed(procs):
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-
-
-def executed(client) -> int:
-    """Tasks the cluster's workers have run so far."""
-    return sum(client.run(lambda dask_worker: dask_worker.state.executed_count).values())
+from conftest import executed  # noqa: F401 (the cluster fixture lives in conftest)
 
 
 def test_rising_grid_runs_on_the_cluster_with_local_numbers(cluster, monkeypatch):

@@ -112,3 +112,36 @@ def test_smoke_run_succeeds(smoke_outputs, name):
     assert entry["figures"], f"{name} wrote no figure named {name}_*.png into figures/"
     for figure in entry["figures"]:
         assert (profile_dir / figure).stat().st_size > 0
+
+
+CLUSTER_NOTEBOOKS = ["ltf_experiments", "raec_vs_ucb"]  # a rising grid and a commitment grid
+TIMING_COLUMNS = {"wall_time", "seconds", "kernel_seconds"}
+
+
+def _numbers(csv_path: Path):
+    import pandas as pd
+    table = pd.read_csv(csv_path)
+    return table.drop(columns=[c for c in table.columns if c in TIMING_COLUMNS])
+
+
+def test_hb_run_cluster_sends_the_grids_to_the_scheduler_with_local_numbers(smoke_outputs, cluster, hb_subprocess,
+                                                                            tmp_path):
+    """`hb run --cluster ADDRESS`: the grid notebooks' work runs on the scheduler's worker, tables equal the local run's."""
+    from conftest import executed
+    address, client = cluster
+    _, local_dir, local_manifest = smoke_outputs
+    before = executed(client)
+    proc = hb_subprocess("--root", REPO, "--outputs", tmp_path, "run", "--profile", "smoke", "--cluster", address,
+                         "--only", *CLUSTER_NOTEBOOKS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert executed(client) > before, "no task ran on the cluster"
+    remote = json.loads((tmp_path / "smoke" / "manifest.json").read_text())
+    compared = 0
+    for name in CLUSTER_NOTEBOOKS:
+        tables = remote["notebooks"][name]["tables"]
+        assert tables and sorted(tables) == sorted(local_manifest["notebooks"][name]["tables"])
+        for rel in tables:
+            a, b = _numbers(tmp_path / "smoke" / rel), _numbers(local_dir / rel)
+            assert a.equals(b), f"{rel} differs between the cluster run and the local run"
+            compared += 1
+    assert compared >= 2
