@@ -52,7 +52,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def cluster():
     """A scheduler and one single-threaded worker on localhost; yields (address, client)."""
     from distributed import Client

@@ -176,7 +176,7 @@ def test_make_policies_sets_sigma_where_it_exists():
     pols = make_policies(["CURE-UCB", "R-ed-UCB"], {"CURE-UCB": {"eps": 0.5}}, sigma=0.05)
     assert list(pols) == ["CURE-UCB", "R-ed-UCB"]
     assert pols["CURE-UCB"] == CureUCB(eps=0.5, sigma=0.05) and pols["R-ed-UCB"].sigma == 0.05
-    with pytest.raises(ValueError, match="policy='nope'"):
+    with pytest.raises(ValueError, match="policies='nope'"):
         make_policies(["nope"])
     with pytest.raises(ValueError, match="policy_params"):
         make_policies(["CURE-UCB"], {"R-ed-UCB": {}})

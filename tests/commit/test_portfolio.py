@@ -224,3 +224,13 @@ def test_stage1_budget_balances_the_two_terms_of_theorem63():
         if tau < N:  # Stage-I cost tau equals the commitment loss (T - N) L sqrt(K d / tau)
             assert np.isclose(tau, (T - N) * L * np.sqrt(K * d / tau))
     assert theorem63_stage1_budget(K, d, 10, 10 ** 6, L) == 10
+
+
+def test_portfolio_results_do_not_depend_on_what_ran_before_in_the_process():
+    """The cvxpy problems are shared by every policy of a process; a solve must not start from the last one."""
+    from horizonbandits.commit.concave import portfolio_grid
+    from horizonbandits.commit.portfolio_instances import section73
+    from horizonbandits.commit.roscoc import ROSCOC, UCBPortfolio
+    both = portfolio_grid(section73, [300], [ROSCOC(), UCBPortfolio()], n_seeds=2, seed=0, cache=False)
+    alone = portfolio_grid(section73, [300], [UCBPortfolio()], n_seeds=2, seed=0, cache=False)
+    assert np.array_equal(both.regret.to_numpy()[2:], alone.regret.to_numpy())

@@ -38,7 +38,8 @@ def model_of(problem) -> str:
     from ..commit.problem import CommitProblem
     if isinstance(problem, CommitProblem):
         return "commitment"
-    if type(problem).__name__ == "PortfolioProblem":
+    from ..commit.concave import PortfolioProblem
+    if isinstance(problem, PortfolioProblem):
         return "portfolio"
     raise ValueError(f"problem={problem!r} is not allowed: expected a RisingInstance, a CommitProblem or a PortfolioProblem")
 
