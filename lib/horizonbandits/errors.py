@@ -3,7 +3,14 @@ from __future__ import annotations
 
 import difflib
 import math
+import reprlib
 from numbers import Integral, Real
+
+import numpy as np
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlist = _SHORT.maxtuple = 6
+_SHORT.maxstring = _SHORT.maxother = 60
 
 
 def _fail(name: str, value, allowed: str):
@@ -31,6 +38,16 @@ def check_real(name: str, value, lo: float | None = None, hi: float | None = Non
     if bad:
         _fail(name, value, f"expected a number{_range_text(lo, hi, lo_open, hi_open)}")
     return v
+
+
+def as_float_array(name: str, value, what: str = "an array of numbers", dtype=np.float64) -> np.ndarray:
+    """``np.array(value, dtype)`` (a copy), or a one-line ValueError naming the parameter when
+    numpy cannot convert it (strings, ragged nested lists); ``what`` says what is allowed."""
+    try:
+        return np.array(value, dtype=dtype, copy=True)
+    except (TypeError, ValueError) as exc:
+        why = "it is ragged" if "inhomogeneous" in str(exc) or "sequence" in str(exc) else "not every entry is a number"
+        raise ValueError(f"{name}={_SHORT.repr(value)} is not allowed: expected {what} ({why})") from None
 
 
 def check_choice(name: str, value, choices) -> object:

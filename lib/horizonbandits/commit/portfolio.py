@@ -27,6 +27,8 @@ import itertools
 import cvxpy as cp
 import numpy as np
 
+from ..errors import as_float_array
+
 _SOLVER = "CLARABEL"  # interior point, accurate to ~1e-8 on these small problems
 # Solves never start from the previous solution (warm_start=False): the built problems are shared by
 # every policy of a process, so a warm start made a result depend on what ran before (1e-15 apart).
@@ -113,11 +115,22 @@ class QuadraticReward(ConcaveReward):
 
 
 def _check_means(name: str, O, d: int | None = None, K: int | None = None) -> np.ndarray:
-    O = np.asarray(O, dtype=float)
+    O = as_float_array(name, O, "a finite d x K matrix of numbers")
     if O.ndim != 2 or not np.all(np.isfinite(O)):
         raise ValueError(f"{name} of shape {O.shape} is not allowed: expected a finite d x K matrix")
     if (d is not None and O.shape[0] != d) or (K is not None and O.shape[1] != K):
         raise ValueError(f"{name} of shape {O.shape} is not allowed: expected shape ({d}, {K})")
+    return O
+
+
+def _check_outcome_means(O) -> np.ndarray:
+    """O as a d x K matrix of outcome means, each in [0, 1]: outcomes live in [0, 1]^d (section 7.3
+    of paper B; ``ConcaveReward`` and its Lipschitz constant are defined on that cube)."""
+    O = _check_means("O", O)
+    if O.size and (O.min() < 0 or O.max() > 1):
+        i, j = np.argwhere((O < 0) | (O > 1))[0]
+        raise ValueError(f"O={O.tolist()!r} is not allowed: expected outcome means in [0, 1], "
+                         f"got O[{i}, {j}]={float(O[i, j])!r}")
     return O
 
 
@@ -210,9 +223,10 @@ def portfolio_solve(O, c, A=None, return_value: bool = False):
 
     cvxpy, with the problem for this (c, A, K) built once per process and re-solved with O as a
     Parameter. Returns x (K,), or (x, g(O x)) with ``return_value=True``. When d < K the optimal x
-    need not be unique (the optimal value is).
+    need not be unique (the optimal value is). Every entry of O must lie in [0, 1]: outcomes are
+    points of [0, 1]^d in paper B (section 7.3), and the reward's Lipschitz constant is taken there.
     """
-    O = _check_means("O", O)
+    O = _check_outcome_means(O)
     reward = QuadraticReward(c, A)
     if O.shape[0] != reward.d:
         raise ValueError(f"O of shape {O.shape} is not allowed: expected {reward.d} rows (len(c))")
@@ -229,9 +243,10 @@ def portfolio_solve_exact(O, c, A=None, tol: float = 1e-12):
     the candidates with z >= 0. Each candidate is feasible, and by Caratheodory some optimal x has
     a support whose outcome vectors are affinely independent, where (for A positive definite) the
     affine-hull minimiser is unique and is that x: the best candidate is optimal. Cost: 2^K small
-    solves, for tests only. Returns (x, value).
+    solves, for tests only. Returns (x, value). As in :func:`portfolio_solve`, every entry of O
+    must lie in [0, 1].
     """
-    O = _check_means("O", O)
+    O = _check_outcome_means(O)
     reward = QuadraticReward(c, A)
     d, K = O.shape
     if d != reward.d:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..errors import check_int
+from ..errors import as_float_array, check_int
 
 BERNOULLI = 0  # independent Bernoulli coordinates (x, y), f = x, g = y
 DISCRETE = 1   # general finite outcome law with f, g evaluated on the support
@@ -24,7 +24,7 @@ _BERNOULLI_SUPPORT = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
 
 
 def _check_means(name: str, values, K: int | None = None) -> np.ndarray:
-    arr = np.asarray(values, dtype=float)
+    arr = as_float_array(name, values, f"a vector of {K} means in [0, 1]" if K is not None else "a vector of means in [0, 1]")
     if arr.ndim != 1 or (K is not None and arr.size != K):
         want = f"a vector of {K} means" if K is not None else "a vector of means"
         raise ValueError(f"{name}={values!r} is not allowed: expected {want}")
@@ -89,12 +89,12 @@ class CommitProblem:
 
         ``f`` and ``g`` are called on each support point (a 1-d array) and must return numbers in [0, 1].
         """
-        support = np.asarray(support, dtype=float)
+        support = as_float_array("support", support, "m outcome points, an (m, d) array of numbers")
         if support.ndim == 1:
             support = support[:, None]
         if support.ndim != 2 or support.shape[0] < 1:
             raise ValueError(f"support of shape {support.shape} is not allowed: expected m outcome points (m, d)")
-        probs = np.asarray(probs, dtype=float)
+        probs = as_float_array("probs", probs, "a (K, m) array of probabilities")
         m = support.shape[0]
         if probs.ndim != 2 or probs.shape[1] != m or probs.shape[0] < 2:
             raise ValueError(f"probs of shape {probs.shape} is not allowed: expected (K, {m}) with K >= 2")

@@ -26,6 +26,7 @@ from ..errors import check_int
 from ..outputs import REPO_ROOT, atomic_write, atomic_write_text
 from .instances import RisingInstance
 from .learning_curves import OnlineMLP, curves_instance, isotonic_instance, learner_from_name
+from .loaders import read_npy
 
 #: The arm set of the ICML 2022 IMDB experiment, reused by the CURE-UCB paper (T = 50,000).
 PAPER_ARMS = ("lr_alpha_0.003", "ogd_beta_0.1", "nn_1", "nn_2", "nn_2-2", "nn_2-2-2", "nn_1-1-2")
@@ -128,7 +129,7 @@ def load_curves(arms=PAPER_ARMS, data_dir=None) -> pd.DataFrame:
         raise MissingDataError(missing_data_message(search_folders(data_dir), missing))
     cols = {}
     for a, path in files.items():
-        c = np.load(path, allow_pickle=False)
+        c = read_npy(path)
         if c.ndim != 1 or c.size < 2 or not np.all(np.isfinite(c)) or c.min() < 0 or c.max() > 1:
             raise ValueError(f"{path} is not a learning curve: expected a 1-D array of accuracies in [0, 1]")
         cols[a] = c.astype(np.float64)

@@ -9,7 +9,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import check_int, check_real
+from ..errors import as_float_array, check_int, check_real
 
 NOISE_MODELS = ("gaussian sigma >= 0", "bernoulli")
 
@@ -22,7 +22,13 @@ class RisingInstance:
     means : array (K, T_max + 1)
         ``means[i, n]`` is mu_i(n). The n-th pull of arm i (n >= 1) has mean mu_i(n); mu_i(0) is the
         value before any pull, used only by the deterministic conventions of the proofs (a policy
-        with ``init_pulls=1`` reads X_i(0) := mu_i(0)).
+        with ``init_pulls=1`` reads X_i(0) := mu_i(0)). Every entry may be any finite real,
+        negative too: the model of paper A (section 3) bounds neither the means nor the rewards
+        (it asks only for nondecreasing increments, which ``diagnose`` reports rather than
+        enforces), and Gaussian rewards are defined around any mean. Only ``noise="bernoulli"``
+        needs every mean in [0, 1], and that is checked. The baselines written for rewards in
+        [0, 1] (SW-KL-UCB, SW-TS and Rexp3 clip each reward to [0, 1]) then see clipped rewards,
+        so a shift of every mean changes their choices while CURE-UCB's stay the same.
     names : optional sequence of K distinct strings.
     noise : float >= 0 or "bernoulli"
         Default observation model: Gaussian noise with this standard deviation (0 gives
@@ -31,7 +37,7 @@ class RisingInstance:
     """
 
     def __init__(self, means, names: Sequence[str] | None = None, noise: float | str = 0.01):
-        m = np.array(means, dtype=np.float64, copy=True)
+        m = as_float_array("means", means, "a 2-D array of numbers (K arms x T_max+1 pull counts)")
         if m.ndim != 2:
             raise ValueError(f"means must be a 2-D array (K arms x T_max+1 pull counts), got shape {m.shape}")
         K, width = m.shape
@@ -119,8 +125,8 @@ def check_noise(noise, means: np.ndarray | None = None):
 
 def ltf(a, b, T_max: int = 100_000, noise: float | str = 0.01, names=None) -> RisingInstance:
     """Linear-then-flat curves mu_i(n) = min(b_i, a_i n) (Definition 5.1), n = 0..T_max."""
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
+    a = as_float_array("a", a, "a vector of slopes")
+    b = as_float_array("b", b, "a vector of plateaus")
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"a and b must be 1-D of equal length, got shapes {a.shape} and {b.shape}")
     if np.any(a < 0) or np.any(~np.isfinite(a)):
@@ -137,8 +143,8 @@ def ltf_saturating(b, c, T_max: int = 100_000, noise: float | str = 0.01, names=
     The slope is a_i = b_i / c_i; the plateau is written as b_i itself (not a_i c_i, which can
     differ from b_i by a rounding) so that the curve is exactly flat from c_i on.
     """
-    b = np.asarray(b, dtype=float)
-    c = np.asarray(c, dtype=np.int64)
+    b = as_float_array("b", b, "a vector of plateaus")
+    c = as_float_array("c", c, "a vector of integer saturation counts", dtype=np.int64)
     if b.shape != c.shape or b.ndim != 1:
         raise ValueError(f"b and c must be 1-D of equal length, got shapes {b.shape} and {c.shape}")
     if np.any(c < 1):

@@ -57,7 +57,14 @@ def from_csv(path, noise=0.01, names=None):
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"path={str(path)!r} is not a file")
-    df = pd.read_csv(path)
+    try:
+        df = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path} is empty: expected a CSV file of mean curves (a header row, then one row per n)") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is not a readable CSV file ({_first_line(exc)})") from None
+    if len(df) == 0:
+        raise ValueError(f"{path} has a header but no rows: expected one row per pull count n = 0..T_max")
     cols = [c.strip().lower() for c in df.columns]
     if {"arm", "n", "mean"} <= set(cols):
         df.columns = cols
@@ -93,6 +100,20 @@ def from_csv(path, noise=0.01, names=None):
     return RisingInstance(np.vstack(curves), names=names or arm_names, noise=noise)
 
 
+def read_npy(path) -> np.ndarray:
+    """``np.load(path)`` without pickles; a truncated or corrupt file is a one-line ValueError naming it."""
+    try:
+        return np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise ValueError(f"{path} is not a readable .npy file ({_first_line(exc)}): "
+                         f"replace it with a complete copy") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
 def _check_column(label: str, n: np.ndarray, mean: np.ndarray) -> None:
     if np.any(np.isnan(n.astype(float))):
         raise ValueError(f"{label}: a pull count n is missing or not a number")
@@ -116,7 +137,7 @@ def from_npy(paths, names=None, noise=0.01, prepend_first: bool = False):
     for p in paths:
         if not p.is_file():
             raise ValueError(f"path={str(p)!r} is not a file")
-    arrays = [np.load(p, allow_pickle=False) for p in paths]
+    arrays = [read_npy(p) for p in paths]
     if len(arrays) == 1 and arrays[0].ndim == 2:
         means = arrays[0].astype(float)
         arm_names = names

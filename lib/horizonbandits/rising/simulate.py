@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from ..progress import tqdm  # widget bar in JupyterLab, text bar under papermill and in terminals
 
-from ..errors import check_int
+from ..errors import check_choice, check_int
 from .instances import RisingInstance
 from .observations import draw_observations, policy_stream_seed
 from .oracle import collected_value, optimal_arm, optimal_value, regret_curve
-from .policies.base import RisingPolicy
+from .policies.base import POLICIES, RisingPolicy
 
 
 @dataclass
@@ -58,7 +58,7 @@ def run_seed(inst: RisingInstance, policy: RisingPolicy, T: int, seed: int, s: i
     return pulls, (arms if record_arms else None)
 
 
-def simulate(inst: RisingInstance, policy: RisingPolicy, T: int, n_seeds: int = 1, seed: int = 0,
+def simulate(inst: RisingInstance, policy: RisingPolicy | str, T: int, n_seeds: int = 1, seed: int = 0,
              noise=None, return_curve: bool = False, return_arms: bool = False,
              progress: bool | None = None) -> RunResult:
     """Simulate ``policy`` on ``inst`` for horizon T over ``n_seeds`` seeds.
@@ -66,9 +66,12 @@ def simulate(inst: RisingInstance, policy: RisingPolicy, T: int, n_seeds: int = 
     Seed index s uses ``SeedSequence(seed).spawn(n_seeds)[s]`` (its children give the per-arm reward
     streams and the policy's own stream), so results do not depend on how many seeds are run
     together or on the number of workers. ``noise=None`` uses the instance's observation model.
+    ``policy`` is a policy object or a name registered in ``POLICIES`` (e.g. "CURE-UCB"), which
+    stands for that policy with its default parameters.
     """
     if not isinstance(inst, RisingInstance):
         raise ValueError(f"inst={inst!r} is not allowed: expected a RisingInstance")
+    policy = as_policy(policy)
     T = inst.check_horizon(T)
     n_seeds = check_int("n_seeds", n_seeds, 1)
     seed = check_int("seed", seed, 0)
@@ -88,3 +91,13 @@ def simulate(inst: RisingInstance, policy: RisingPolicy, T: int, n_seeds: int = 
         curve=regret_curve(inst, arms, T) if return_curve else None,
         arms=arms if return_arms else None, names=inst.names,
     )
+
+
+def as_policy(policy) -> RisingPolicy:
+    """A policy object as is; a registered name as that policy with default parameters."""
+    if isinstance(policy, str):
+        return POLICIES[check_choice("policy", policy, sorted(POLICIES))]()
+    if not isinstance(policy, RisingPolicy):
+        raise ValueError(f"policy={policy!r} is not allowed: expected a RisingPolicy such as CureUCB() "
+                         f"or a registered name such as 'CURE-UCB'")
+    return policy
