@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 HB     := $(VENV)/bin/hb
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lab smoke paper bench lock clean-outputs
+.PHONY: install run test lint lab smoke paper bench lock clean-outputs
 
 # requirements.lock pins the exact versions CI used; it constrains the install so a fresh machine
 # gets the same environment (`make lock` rewrites it from the current .venv).
@@ -21,8 +21,11 @@ install: $(STAMP)
 run: $(STAMP)
 	$(HB) run --profile default
 
-test: $(STAMP)
+test: lint
 	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check lib tests bench
 
 # JupyterLab from the project's .venv, on the whole workbook (notebooks/, outputs/, data/), with the
 # project's kernel (the python3 kernelspec that install puts into the .venv). Extra options go in

@@ -62,9 +62,9 @@ def main():
     for pol in [instances.section72_policy(), RAEC(), UCBCommit(), UniformCommit()]:
         n = 2000 if isinstance(pol, UCBCommit) else 20000
         simulate(p, pol, 4, seed=1)
-        _, w, c = clock(lambda: simulate(p, pol, n, seed=1))
-        _, wt, ct = clock(lambda: simulate(p, pol, 20, seed=1, draws="table"))
-        _, wr, cr = clock(lambda: reference_runs(p, pol, 3, seed=1))
+        _, w, c = clock(lambda pol=pol, n=n: simulate(p, pol, n, seed=1))
+        _, wt, ct = clock(lambda pol=pol: simulate(p, pol, 20, seed=1, draws="table"))
+        _, wr, cr = clock(lambda pol=pol: reference_runs(p, pol, 3, seed=1))
         line = (f"  {pol.label:55s} batch {1e6 * c / n:9.1f} us/run   table {1e6 * ct / 20:9.1f} us/run   "
                 f"reference {1e6 * cr / 3:11.1f} us/run")
         if isinstance(pol, UCBCommit):
@@ -75,7 +75,7 @@ def main():
     for n_, p_ in [(10, 0.3), (200, 0.05), (5000, 0.5), (20000, 0.2)]:
         _binomial_loop(n_, p_, 10)
         reps = 1_000_000
-        _, w, c = clock(lambda: _binomial_loop(n_, p_, reps))
+        _, w, c = clock(lambda n_=n_, p_=p_, reps=reps: _binomial_loop(n_, p_, reps))
         print(f"  n = {n_:6d}, p = {p_}: {1e9 * c / reps:6.1f} ns per draw")
 
 

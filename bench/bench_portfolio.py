@@ -29,7 +29,7 @@ from horizonbandits.commit.roscoc import ROSCOC, UCBPortfolio
 
 def per_call_us(fn, inputs, blocks=5):
     times = []
-    for b in range(blocks):
+    for _ in range(blocks):
         t0 = time.perf_counter()
         for args in inputs:
             fn(*args)

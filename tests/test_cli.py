@@ -10,10 +10,7 @@ import io
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
-import time
 import types
 from pathlib import Path
 
@@ -96,7 +93,7 @@ def test_user_mistakes_are_one_line(fixture_workbook, capsys, args, fragment):
     try:
         code, out, err = hb(capsys, "--root", fixture_workbook, *args)
     except SystemExit as done:  # argparse's own errors
-        code, (out, err) = done.code, capsys.readouterr()
+        code, (_, err) = done.code, capsys.readouterr()
     assert code == 2
     assert len(error_lines(err)) == 1 and fragment in err and "Traceback" not in err
     assert not (fixture_workbook / "outputs").exists()

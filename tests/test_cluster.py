@@ -1,7 +1,6 @@
 """HB_DASK_ADDRESS sends every grid (rising, commitment, portfolio) to a dask scheduler; the numbers equal a local run's."""
 import numpy as np
 import pandas as pd
-import pytest
 
 from horizonbandits.commit import UCBCommit, UniformCommit
 from horizonbandits.commit import instances as commit_instances

@@ -46,8 +46,8 @@ def test_table_layout(reference_grid, instances):
 def test_rows_equal_independent_simulations(reference_grid, instances, policies):
     # Horizon-aware CURE-UCB runs once per T, R-ed-UCB is read off one run to T = 2000: both
     # must equal a separate simulate() at each T with the instance's noise seed.
-    for key, inst in instances.items():
-        for label, pol in policies.items():
+    for key, inst in instances.items():  # noqa: B007 (key and label are used in the query string)
+        for label, pol in policies.items():  # noqa: B007
             for T in HORIZONS:
                 rows = reference_grid.query("instance == @key and policy == @label and T == @T")
                 res = simulate(inst, pol, T, n_seeds=5, seed=instance_seed(3, inst))

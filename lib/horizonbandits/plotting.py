@@ -12,7 +12,6 @@ import matplotlib
 if matplotlib.get_backend().lower() not in ("module://matplotlib_inline.backend_inline", "inline"):
     matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 

@@ -145,7 +145,8 @@ def test_no_shift_policy_finds_the_best_arm_when_f_equals_g():
 
 
 @pytest.mark.parametrize("kwargs, word", [
-    (dict(eps=-0.1), "eps"), (dict(eps="region"), "eps"), (dict(stage1_scale=0), "stage1_scale"), (dict(stage2_scale=-1), "stage2_scale"),
+    (dict(eps=-0.1), "eps"), (dict(eps="region"), "eps"), (dict(stage1_scale=0), "stage1_scale"),
+    (dict(stage2_scale=-1), "stage2_scale"),
     (dict(commit="best"), "commit"), (dict(min_epochs=-1), "min_epochs"), (dict(min_epochs=1.5), "min_epochs"),
 ])
 def test_raec_rejects_bad_hyperparameters(kwargs, word):

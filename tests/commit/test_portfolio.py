@@ -62,7 +62,7 @@ def test_optimistic_step_is_the_plug_in_step_for_point_boxes_and_optimal_for_wid
         lo, hi = np.clip(O - rad, 0, 1), np.clip(O + rad, 0, 1)
         x, v = opt.solve(lo, hi)
 
-        def optimistic_value(x):  # A = I: each coordinate of sum_j x_j v_j ranges over [lo x, hi x]
+        def optimistic_value(x, lo=lo, hi=hi):  # A = I: each coordinate of sum_j x_j v_j ranges over [lo x, hi x]
             return -np.sum((np.clip(c, lo @ x, hi @ x) - c) ** 2)
 
         assert abs(optimistic_value(x) - v) < 1e-6

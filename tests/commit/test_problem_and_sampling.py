@@ -9,7 +9,6 @@ from horizonbandits.commit import CommitProblem, RAEC, UCBCommit, UniformCommit,
 from horizonbandits.commit.problem import DISCRETE
 from horizonbandits.commit.sampling import (draw_tables, nb_binomial, nb_block_sums, nb_pull,
                                             policy_stream_seeds, prefix_sums)
-from horizonbandits.rng import new_state
 
 
 def test_bernoulli_problem_means_and_regret_parts():

@@ -73,7 +73,8 @@ def test_from_npy(tmp_path):
 def test_diagnose_finds_known_defects():
     n = np.arange(101, dtype=float)
     good = np.minimum(0.8, 0.02 * n)                     # LTF, saturates at 40
-    dip = np.minimum(0.8, 0.02 * n); dip[30] -= 0.05      # drops at n = 29 -> 30
+    dip = np.minimum(0.8, 0.02 * n)
+    dip[30] -= 0.05      # drops at n = 29 -> 30
     convex = (n / 100) ** 2                               # rising but not concave
     report = R.RisingInstance(np.vstack([good, dip, convex]), names=["good", "dip", "convex"]).diagnose(100)
     t = report.table.set_index("arm")
@@ -109,7 +110,7 @@ def test_switch_horizons_against_brute_force():
 
 def test_every_builtin_policy_passes_the_public_checker():
     inst = R.ltf_random(np.random.default_rng(11), K=4, T_ref=1500, noise=0.05)
-    for name, cls in R.POLICIES.items():
+    for cls in R.POLICIES.values():
         assert_kernel_matches_reference(cls(), inst, T=1500, n_seeds=2, seed=11)
 
 

@@ -77,7 +77,7 @@ def check_against_trace(policy, X, formula):
 def test_cure_ucb_index_is_the_printed_formula(eps, sigma):
     policy = CureUCB(eps=eps, sigma=sigma)
     for name, X in traces():
-        arms = check_against_trace(policy, X, lambda i, N, t: cure_index(X, i, N, t, T, eps, sigma))
+        arms = check_against_trace(policy, X, lambda i, N, t, X=X: cure_index(X, i, N, t, T, eps, sigma))
         assert len(set(arms.tolist())) > 1, name  # the runs explore, so several arms' indices are exercised
 
 
@@ -86,7 +86,7 @@ def test_cure_ucb_index_is_the_printed_formula(eps, sigma):
 def test_red_ucb_index_is_the_printed_formula(eps, sigma):
     policy = RedUCB(eps=eps, sigma=sigma)
     for name, X in traces():
-        arms = check_against_trace(policy, X, lambda i, N, t: red_index(X, i, N, t, eps, sigma, 4.0))
+        arms = check_against_trace(policy, X, lambda i, N, t, X=X: red_index(X, i, N, t, eps, sigma, 4.0))
         assert len(set(arms.tolist())) > 1, name
 
 

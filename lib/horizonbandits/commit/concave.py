@@ -163,7 +163,7 @@ class PortfolioProblem:
         parts["total"] = parts["experiment"] + parts["commitment"] + parts["sampling"]
         return parts
 
-    def draw(self, seed: int = 0, s: int = 0, n_max: int | None = None) -> "PortfolioTables":
+    def draw(self, seed: int = 0, s: int = 0, n_max: int | None = None) -> PortfolioTables:
         """Observation tables of seed index s, ``n_max`` pulls per arm (default N)."""
         n_max = self.N if n_max is None else check_int("n_max", n_max, 1)
         F = np.empty((self.K, n_max))

@@ -111,7 +111,8 @@ def _check_entry(arrays: dict, n_seeds: int, K: int, N: int) -> str | None:
     pulls, committed = arrays["pulls"], arrays["committed"]
     if pulls.shape != (n_seeds, K) or pulls.dtype.kind not in "iu" or committed.shape != (n_seeds,) \
             or committed.dtype.kind not in "iu":
-        return f"pulls {pulls.shape} {pulls.dtype} / committed {committed.shape} {committed.dtype}, expected ({n_seeds}, {K}) / ({n_seeds},) integers"
+        return (f"pulls {pulls.shape} {pulls.dtype} / committed {committed.shape} {committed.dtype}, "
+                f"expected ({n_seeds}, {K}) / ({n_seeds},) integers")
     if pulls.min(initial=0) < 0 or not np.all(pulls.sum(axis=1) == N) or committed.min(initial=0) < 0 \
             or committed.max(initial=0) >= K:
         return "pulls or committed arms out of range"

@@ -69,7 +69,7 @@ class CommitProblem:
 
     # ----------------------------------------------------------------- constructors
     @classmethod
-    def bernoulli(cls, mu_f, mu_g, N, T, names=None) -> "CommitProblem":
+    def bernoulli(cls, mu_f, mu_g, N, T, names=None) -> CommitProblem:
         """Outcome (x, y) with independent x ~ Bernoulli(mu_f,i), y ~ Bernoulli(mu_g,i); f = x, g = y.
 
         This is the subclass E_coord of Theorem 5.3 (the lower-bound class).
@@ -84,7 +84,7 @@ class CommitProblem:
                    _names(names, mu_f.size))
 
     @classmethod
-    def discrete(cls, support, probs, f, g, N, T, names=None) -> "CommitProblem":
+    def discrete(cls, support, probs, f, g, N, T, names=None) -> CommitProblem:
         """General finite outcome law: ``probs[i, j]`` = P(o = support[j]) for arm i.
 
         ``f`` and ``g`` are called on each support point (a 1-d array) and must return numbers in [0, 1].
@@ -109,7 +109,7 @@ class CommitProblem:
         N, T = check_horizons(N, T)
         return cls(support, probs, fv, gv, N, T, DISCRETE, probs @ fv, probs @ gv, _names(names, probs.shape[0]))
 
-    def with_horizon(self, N, T) -> "CommitProblem":
+    def with_horizon(self, N, T) -> CommitProblem:
         """The same arms with another experiment length and horizon."""
         N, T = check_horizons(N, T)
         return replace(self, N=N, T=T)

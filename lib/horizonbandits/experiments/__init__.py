@@ -210,7 +210,8 @@ def _as_mapping(items, what: str, label) -> dict:
         items = list(items)
         out = {label(i, x): x for i, x in enumerate(items)}
         if len(out) != len(items):
-            raise ValueError(f"{what} have duplicate labels {[label(i, x) for i, x in enumerate(items)]!r}: pass a dict label -> object")
+            labels = [label(i, x) for i, x in enumerate(items)]
+            raise ValueError(f"{what} have duplicate labels {labels!r}: pass a dict label -> object")
     if not out:
         raise ValueError(f"{what} is empty: at least one is needed")
     return out
@@ -277,7 +278,8 @@ def run_grid(instances, policies, horizons, n_seeds: int, seed: int = 0, backend
         for chunk in chunks:
             missing = []
             for run in runs:
-                hit = store.load(cache_key(key, run, chunk), lambda arrays: _check_entry(arrays, run, chunk, inst.K))
+                hit = store.load(cache_key(key, run, chunk),
+                                 lambda arrays, run=run, chunk=chunk, K=inst.K: _check_entry(arrays, run, chunk, K))
                 if hit is not None:
                     results[(key, run, chunk)] = (hit["pulls"], hit["wall"])
                 else:

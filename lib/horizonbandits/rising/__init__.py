@@ -13,7 +13,8 @@ from .llm import llm_rewards
 __all__ = [
     "RisingInstance", "figure1", "ltf", "ltf_random", "ltf_saturating", "prop53",
     "THEOREMS", "DiagnosisReport", "diagnose", "Observations", "draw_observations", "policy_stream_seed",
-    "collected_value", "exhaustive_best_allocation", "switch_horizons", "optimal_arm", "optimal_value", "pseudo_regret", "regret_curve",
+    "collected_value", "exhaustive_best_allocation", "switch_horizons", "optimal_arm", "optimal_value", "pseudo_regret",
+    "regret_curve",
     "POLICIES", "CureUCB", "RedUCB", "RisingPolicy", "make_policy",
     "RunResult", "run_seed", "simulate",
     "concave_random", "PAPER_ARMS", "llm_rewards",

@@ -214,7 +214,8 @@ def concave_arm_specs(rng: np.random.Generator, K: int | None = None, H: int = 1
     if peaker_level_max < ranges["peaker_start"][1] + min_rise:
         raise ValueError(f"peaker_level_max={peaker_level_max!r} is not allowed: it must exceed the largest start + min_rise")
     if distractor_level_max < ranges["distractor_start"][1] + min_rise:
-        raise ValueError(f"distractor_level_max={distractor_level_max!r} is not allowed: it must exceed the largest start + min_rise")
+        raise ValueError(f"distractor_level_max={distractor_level_max!r} is not allowed: "
+                         "it must exceed the largest start + min_rise")
 
     def uniform(pair):
         return float(rng.uniform(pair[0], pair[1]))

@@ -82,7 +82,8 @@ def best_bound(inst: RisingInstance, T: int, eps: float, qs=None) -> tuple[float
     gmax = max_increments(inst)
     M = bound_argument(T, inst.K, eps)
     if M > gmax.size:
-        raise ValueError(f"T={T} is not allowed for this instance: Upsilon needs mu up to M + 1 = {M + 1} <= T_max = {inst.T_max}")
+        raise ValueError(f"T={T} is not allowed for this instance: "
+                         f"Upsilon needs mu up to M + 1 = {M + 1} <= T_max = {inst.T_max}")
     head = gmax[:M]
     bounds = np.array([inst.K * (1.0 + 2.0 ** -q) * T ** q / (1.0 - 2.0 * eps) * _powered(head, q).sum() for q in qs])
     j = int(np.argmin(bounds))

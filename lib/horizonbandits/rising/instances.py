@@ -5,7 +5,7 @@ ever sees the mean table. A new family is one function (see the README).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -78,7 +78,7 @@ class RisingInstance:
         """sum_{n=1}^{T} mu_i(n) for every arm (the criterion of Proposition 3.2)."""
         return self.prefix[:, self.check_horizon(T)].copy()
 
-    def with_noise(self, noise) -> "RisingInstance":
+    def with_noise(self, noise) -> RisingInstance:
         return RisingInstance(self.means, self.names, noise)
 
     def diagnose(self, T: int | None = None):
@@ -87,19 +87,19 @@ class RisingInstance:
         return diagnose(self, T)
 
     @staticmethod
-    def from_callables(funcs, T_max: int, names=None, noise=0.01) -> "RisingInstance":
+    def from_callables(funcs, T_max: int, names=None, noise=0.01) -> RisingInstance:
         """mu_i(n) = funcs[i](n) for n = 0..T_max (see ``rising.loaders.from_callables``)."""
         from .loaders import from_callables
         return from_callables(funcs, T_max, names=names, noise=noise)
 
     @staticmethod
-    def from_csv(path, noise=0.01, names=None) -> "RisingInstance":
+    def from_csv(path, noise=0.01, names=None) -> RisingInstance:
         """Curves from a CSV file: columns arm, n, mean; or one column per arm (``rising.loaders.from_csv``)."""
         from .loaders import from_csv
         return from_csv(path, noise=noise, names=names)
 
     @staticmethod
-    def from_npy(paths, names=None, noise=0.01, prepend_first: bool = False) -> "RisingInstance":
+    def from_npy(paths, names=None, noise=0.01, prepend_first: bool = False) -> RisingInstance:
         """Curves from one 2-D .npy file or several 1-D ones (``rising.loaders.from_npy``)."""
         from .loaders import from_npy
         return from_npy(paths, names=names, noise=noise, prepend_first=prepend_first)

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -83,7 +83,8 @@ def read_trajectories(source) -> pd.DataFrame:
     else:
         path = Path(source)
         if not path.is_file():
-            raise ValueError(f"trajectories={str(path)!r} is not allowed: no such file (expected a CSV with columns arm, step, score)")
+            raise ValueError(f"trajectories={str(path)!r} is not allowed: "
+                             "no such file (expected a CSV with columns arm, step, score)")
         df = pd.read_csv(path, comment="#")
         where = str(path)
     missing = [c for c in ("arm", "step", "score") if c not in df.columns]

@@ -5,7 +5,7 @@ These back ``RisingInstance.from_callables``, ``.from_csv`` and ``.from_npy``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

@@ -32,7 +32,7 @@ class Workbook:
 
     @classmethod
     def locate(cls, root: str | os.PathLike | None = None,
-               outputs: str | os.PathLike | None = None) -> "Workbook":
+               outputs: str | os.PathLike | None = None) -> Workbook:
         """``root`` if given, else ``$HB_ROOT``, else the nearest folder upward from the current one
         holding ``notebooks/`` and ``params/``, else the repository this package lives in."""
         root = root or os.environ.get("HB_ROOT")

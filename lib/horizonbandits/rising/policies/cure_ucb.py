@@ -72,7 +72,8 @@ class CureUCB(RisingPolicy):
                     recent_average = recent_sum / h
                     growth = (recent_sum - lagged_sum) / (h * h)  # (1/h) sum (X(l) - X(l-h)) / h
                     future_gain = remaining / 2.0 * growth
-                    bonus = self.sigma * math.sqrt((3.0 * math.log(t)) * ((remaining * remaining) * (1.5 / (h * h * h)) + 4.0 / h))
+                    bonus = self.sigma * math.sqrt((3.0 * math.log(t))
+                                                    * ((remaining * remaining) * (1.5 / (h * h * h)) + 4.0 / h))
                     b = (recent_average + future_gain) + bonus
                     if trace:
                         index_trace[t - 1, i] = b
