@@ -123,9 +123,10 @@ def kl_root_versus(p, delta, B):
     when nothing new is known), which after a loss is at most B - SCREEN_GAP / 2.
 
     First without logarithms: with f(x) = 1 / (x (1 - x)) convex, kl(p, q), the integral over
-    [p, q] of (x - p) f(x), is at most (q - p)^2 (f(p) / 6 + f(q) / 3) (f below its chord) and at least
-    (q - p)^2 / 2 f(p + 2 (q - p) / 3) (Jensen); checked at B + SCREEN_GAP and B - SCREEN_GAP, this
-    settles most comparisons. Otherwise from k = kl(p, B) (two logarithms): kl(p, .) is increasing
+    [p, q] of (x - p) f(x), is at most (q - p)^2 (f(p) / 6 + f(q) / 3) (f below its chord); below
+    delta at B + SCREEN_GAP, q* is above. (Jensen's lower bound of kl, the other way, cannot show a
+    loss here: the kernel compares an arm only with a B at most its val, itself at most the root of
+    that bound, ``kl_root_upper``.) Otherwise from k = kl(p, B) (two logarithms): kl(p, .) is increasing
     and convex on [p, 1) with kl'(p, q) = (q - p) / (q (1 - q)), so kl(p, B + e) <= k + e kl'(p, B + e)
     and kl(p, B - e) >= k - e kl'(p, B), and its tangent at B gives q* <= B + (delta - k) / kl'(p, B)
     (a Newton step from B, which never falls below the root of a convex increasing function). A
@@ -141,11 +142,6 @@ def kl_root_versus(p, delta, B):
         u = up - p
         if u * u * (1.0 / (6.0 * p * (1.0 - p)) + 1.0 / (3.0 * up * (1.0 - up))) + slack < delta:
             return 1, math.inf
-    down = B - e
-    u = down - p
-    mid = p + u * (2.0 / 3.0)
-    if u * u / (2.0 * mid * (1.0 - mid)) - slack > delta:
-        return -1, B - 0.5 * e
     inv_q = 1.0 / B
     inv_1q = 1.0 / (1.0 - B)
     if B - p >= 1e-3:
