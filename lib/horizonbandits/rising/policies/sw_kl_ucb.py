@@ -348,20 +348,19 @@ def _sw_kl_ucb_kernel(X, T, tau, c, kl_steps, checkpoints, arms_out):
             while True:
                 arm = 0
                 best = val[0]
+                B = -np.inf  # the largest val of the other arms
                 for i in range(1, K):
-                    if val[i] > best:
+                    v = val[i]
+                    if v > best:
                         arm = i
-                        best = val[i]
+                        B = best
+                        best = v
+                    elif v > B:
+                        B = v
                 if exact[arm]:
                     break
-                B = -np.inf
-                owner = -1
-                for i in range(K):
-                    if i != arm and val[i] > B:
-                        B = val[i]
-                        owner = i
                 passes += 1
-                verdict, bound = nb_kl_root_versus(P[arm], D[arm], B) if owner >= 0 else (1, np.inf)
+                verdict, bound = nb_kl_root_versus(P[arm], D[arm], B) if B > -np.inf else (1, np.inf)
                 if verdict > 0:
                     break
                 if verdict < 0 and passes <= 2 * K:
