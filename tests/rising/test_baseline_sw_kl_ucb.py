@@ -8,8 +8,9 @@ import pytest
 
 import horizonbandits.rising as R
 from horizonbandits.rising.policies import POLICIES
-from horizonbandits.rising.policies.sw_kl_ucb import (SWKLUCB, exploration_level, kl_upper_bound,
-                                                      nb_kl_upper_bound)
+from horizonbandits.rising.policies.sw_kl_ucb import (SCREEN_GAP, SWKLUCB, exploration_level,
+                                                      kl_root_upper, kl_root_versus, kl_upper_bound,
+                                                      nb_kl_root_upper, nb_kl_root_versus, nb_kl_upper_bound)
 from horizonbandits.testing import assert_kernel_matches_reference
 from horizonbandits.testing import kernel_arms as run_arms
 
@@ -83,6 +84,65 @@ def test_kl_upper_bound_is_accurate_across_scales():
         assert u == nb_kl_upper_bound(float(p), float(delta), 16)
         worst = max(worst, abs(u - bisection_bound(p, delta)))
     assert worst < 1e-13
+
+
+def screening_cases(n=3000):
+    """(p, delta, B): means near 0, 1 and in between, thresholds 1e-9 .. 50, B anywhere in [0, 1.1]
+    and, half of the time, within 1e-6 of the exact bound (where a screened decision is hardest)."""
+    rng = np.random.default_rng(3)
+    ps = np.concatenate([rng.random(n), rng.random(n) ** 4, 1 - rng.random(n) ** 4, [0.0, 1e-12, 0.5]])
+    deltas = np.exp(rng.uniform(math.log(1e-9), math.log(50.0), ps.size))
+    cases = []
+    for k, (p, delta) in enumerate(zip(ps, deltas)):
+        exact = kl_upper_bound(float(p), float(delta), 16)
+        B = exact + rng.uniform(-1e-6, 1e-6) if k % 2 else rng.uniform(0.0, 1.1)
+        cases.append((float(p), float(delta), float(B), exact))
+    return cases
+
+
+def test_screening_upper_bound_is_above_the_exact_bound():
+    gaps = []
+    for p, delta, _, exact in screening_cases():
+        hi = kl_root_upper(p, delta)
+        assert hi == nb_kl_root_upper(p, delta)
+        assert hi >= exact + 0.5 * SCREEN_GAP
+        gaps.append(hi - exact)
+    assert np.median(gaps) < 0.05  # a bound, but a useful one
+
+
+def test_screening_comparison_agrees_with_the_exact_bound():
+    """+1 only when the exact bound is above B, -1 only when below, and the returned bound is above
+    the exact bound and, after a loss, below B; most comparisons are decided."""
+    decided = 0
+    cases = screening_cases()
+    for p, delta, B, exact in cases:
+        verdict, bound = kl_root_versus(p, delta, B)
+        assert (verdict, bound) == nb_kl_root_versus(p, delta, B)
+        assert verdict in (-1, 0, 1)
+        assert bound >= exact + 0.5 * SCREEN_GAP - 1e-15
+        if verdict > 0:
+            assert exact > B
+        elif verdict < 0:
+            assert exact < B and bound < B
+        decided += verdict != 0
+    assert decided > 0.6 * len(cases)
+
+
+@pytest.mark.parametrize("K, noise", [(5, 0.01), (3, "bernoulli"), (8, 0.1)])
+def test_screened_kernel_matches_reference_on_long_runs(K, noise):
+    """Past the window's growth, where the kernel decides most rounds from bounds (tau = 252)."""
+    inst = R.ltf_random(np.random.default_rng(K), K=K, T_ref=100_000)
+    assert_kernel_matches_reference(SWKLUCB(), inst, T=4000, n_seeds=1, seed=K, noise=noise)
+
+
+def test_screened_kernel_breaks_exact_ties_like_the_reference():
+    # Identical deterministic arms have identical windows, so identical indices: the lowest arm wins.
+    inst = R.ltf([0.001, 0.001, 0.002, 0.001], [0.5, 0.5, 0.4, 0.5], T_max=1500, noise=0.0)
+    for policy in (SWKLUCB(), SWKLUCB(tau=20), SWKLUCB(tau=7, c=0.0)):
+        assert_kernel_matches_reference(policy, inst, T=1500, n_seeds=1)
+    rng = np.random.default_rng(5)
+    means = np.minimum(np.cumsum(rng.integers(0, 2, size=(4, 1501)) / 64, axis=1) / 16, 1.0)
+    assert_kernel_matches_reference(SWKLUCB(tau=50), R.RisingInstance(means, noise=0.0), T=1500, n_seeds=1)
 
 
 def test_exploration_level_is_log_s_plus_c_loglog_s_never_negative():
