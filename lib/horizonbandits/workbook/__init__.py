@@ -17,8 +17,8 @@ User mistakes raise ``WorkbookError`` whose message is one line (``ValidationErr
 per problem); the CLI prints them without a traceback.
 """
 from .base import KERNEL_NAME, PACKAGE_DIR, PROFILES, ValidationError, WorkbookError
-from .execute import (Result, Task, _raised_in_library, adopt_outputs,  # noqa: F401 (tests use it) describe_failure, execute_notebook,
-                      owner_of, render_html)
+from .execute import _raised_in_library  # noqa: F401 (private, re-exported for the tests)
+from .execute import Result, Task, adopt_outputs, describe_failure, execute_notebook, owner_of, render_html
 from .locate import NotebookInfo, Workbook, read_notebook, title_and_description
 from .new import NAME_PATTERN, new_notebook
 from .params import (Plan, check_overrides, check_policy_names, load_overrides, parameters_cells, parameters_of,
