@@ -35,7 +35,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # bookkeeping (cache, executor, the cached task loop, the tidy reshaping of finished tables).
 # Everything else (models, policies, rng, seeds, the task functions) is in the key, so a new
 # numerical module is covered without touching this list.
-NOT_NUMERICAL = ("cli.py", "workbook.py", "workbook", "plotting.py", "claims.py", "outputs.py", "testing.py",
+NOT_NUMERICAL = ("cli.py", "workbook", "plotting.py", "claims.py", "outputs.py", "testing.py",
                  "stats.py", "_numba_cache.py", "experiments/cache.py", "experiments/executor.py",
                  "experiments/runner.py", "experiments/tidy.py")
 
