@@ -149,7 +149,7 @@ def test_a_broken_notebook_is_listed_by_name_and_the_others_still_list(fixture_w
     assert code == 0 and "broken: cannot run: notebooks/broken.ipynb: not a readable notebook" in out
 
 
-# ----------------------------------------------------------------------------- silent typos (issue 14, item 8)
+# ----------------------------------------------------------------------------- silent typos
 
 def test_a_parameter_file_without_its_notebook_is_an_error(fixture_workbook, capsys):
     (fixture_workbook / "params" / "smoke" / "alpha_dmeo.yaml").write_text("n_points: 3\n")

@@ -183,7 +183,7 @@ def test_make_policies_sets_sigma_where_it_exists():
 
 
 def test_make_policies_gives_sigma_only_to_indices_that_take_a_noise_scale():
-    # Fair baselines (issue 15): the environment's sigma goes to CURE-UCB and R-ed-UCB only; every
+    # Fair baselines: the environment's sigma goes to CURE-UCB and R-ed-UCB only; every
     # other policy, R-ed-AE included, is built exactly as with no sigma at all (its own paper's default).
     from horizonbandits.rising.policies import POLICIES
     takers = sorted(name for name, cls in POLICIES.items() if cls.takes_noise_scale)

@@ -1,4 +1,4 @@
-"""Interrupting ``hb run`` never loses a good output (issue 14, items 2 to 4).
+"""Interrupting ``hb run`` never loses a good output.
 
 A copied fixture workbook gets four notebooks that sleep as long as their parameter says and write
 a figure, a table and their kernel's pid. A first run (no sleep) leaves good outputs; then runs

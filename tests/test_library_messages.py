@@ -1,4 +1,4 @@
-"""Issue 14 item 9: the library's own messages for bad inputs name the parameter or the file.
+"""The library's own messages for bad inputs name the parameter or the file.
 
 Each test reproduces one defect seen by a user (a bare AttributeError, pandas' or numpy's message
 without the file or the parameter, out-of-range values passing silently) and checks the one-line

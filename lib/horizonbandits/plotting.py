@@ -2,6 +2,7 @@
 
 ``save_figure(fig, name, output_dir)`` writes ``figures/<name>.png`` and ``.pdf``;
 ``save_table(df, name, output_dir)`` writes ``tables/<name>.csv``. Both are atomic.
+``mean_band(ax, x, mean, low, high, ...)`` draws a mean with its interval band.
 """
 from __future__ import annotations
 
@@ -62,6 +63,22 @@ def regret_vs_horizon(df: pd.DataFrame, x: str = "T", y: str = "regret", hue: st
     if title:
         ax.set_title(title)
     return ax
+
+
+def mean_band(ax, x, mean, low, high, color=None, label=None, alpha: float = 0.25, band_lw: float | None = None,
+              **line_kw):
+    """Draw a centre line (a mean, or a median) over ``x`` with its interval band from ``low`` to ``high``.
+
+    The line gets ``color``, ``label`` and ``line_kw`` (``marker``, ``ms``, ...); the band the same
+    colour at opacity ``alpha``, and edge width ``band_lw`` (matplotlib's default when None). Returns
+    the line and the band.
+    """
+    if not 0 <= alpha <= 1:
+        raise ValueError(f"alpha must be between 0 and 1, got {alpha!r}")
+    (line,) = ax.plot(x, mean, color=color, label=label, **line_kw)
+    band_kw = {} if band_lw is None else {"lw": band_lw}
+    band = ax.fill_between(x, low, high, color=line.get_color(), alpha=alpha, **band_kw)
+    return line, band
 
 
 def win_rate_heatmap(matrix: pd.DataFrame, ax=None, title: str | None = None):

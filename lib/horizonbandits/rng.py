@@ -12,9 +12,9 @@ Hot loops use the scalar-state variants (``nb_*_step``): the state travels as a 
 than in an array, and normals and exponentials come from ziggurats, which makes a Gaussian, gamma
 or Beta draw several times cheaper than through Box-Muller.
 
-Numba's on-disk cache keys a kernel on its own source file only: after editing this module, delete
-the ``__pycache__`` index files of the kernels that inline it (or touch their sources), or they keep
-running the old samplers while their references run the new ones.
+Numba's on-disk cache keys a kernel on its own source file only, so a kernel that inlines these
+samplers would not notice an edit here; ``horizonbandits._numba_cache`` gives every version of the
+package's source its own cache folder, so an edit here recompiles them.
 
 Environment noise does not come from here: it is pre-drawn per seed with numpy (see
 ``horizonbandits.rising.simulate``). This stream is only the policy's own randomness.

@@ -119,7 +119,7 @@ def test_sampling_cost_is_the_jensen_gap_of_the_simulated_commitment_phase(execu
 
 @pytest.mark.parametrize("noise_sd", [0.0, 0.1, 0.3])
 def test_section73_inside_hull_optimum_is_unique_and_mixes_arms_3_4_5(noise_sd):
-    # target_z=None, A = I: the choice before issue 16 (c inside the hull of m_3, m_4, m_5)
+    # target_z=None, A = I: the earlier default (c inside the hull of m_3, m_4, m_5)
     problem = section73(2000, outcomes="gaussian", noise_sd=noise_sd, a_scale=1.0, a_shape=(1, 1, 1), target_z=None)
     x_star = np.array([0, 0, 0.4, 0.3, 0.3])
     assert abs(problem.optimal_value) < 1e-12

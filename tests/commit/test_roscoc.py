@@ -105,7 +105,7 @@ def test_frank_wolfe_kernel_picks_the_reference_arms(solve_every):
 
 
 def test_frank_wolfe_path_concentrates_where_the_convex_solve_path_does_not():
-    # Issue 16's diagnosis on the inside-hull instance (A = I, Gaussian noise 0.1): the optimistic convex step's
+    # The diagnosis on the inside-hull instance (A = I, Gaussian noise 0.1): the optimistic convex step's
     # optimal set is wide and its path stays near uniform; the Frank-Wolfe path moves towards x* = (0, 0, .4, .3, .3).
     problem = section73(20000, outcomes="gaussian", a_scale=1.0, a_shape=(1, 1, 1), target_z=None)
     weight12 = {}

@@ -1,4 +1,4 @@
-"""Instances from anywhere, diagnose, switch_horizons (issue: adapting the workbook)."""
+"""Adapting the workbook: instances from anywhere, diagnose, switch_horizons."""
 import numpy as np
 import pandas as pd
 import pytest

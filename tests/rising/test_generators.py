@@ -152,7 +152,7 @@ def test_every_competitor_reaches_its_85_percent_point_no_earlier_than_the_late_
 
 
 def test_the_earlier_reading_lets_distractors_finish_first():
-    # The test above can fail: the reading before issue 15 (distractor checkpoints from 0.05 H, no redraw)
+    # The test above can fail: the earlier reading (distractor checkpoints from 0.05 H, no redraw)
     # gives distractors that complete 85 % of their rise before the late bloomer does.
     rng = np.random.default_rng(15)
     early = 0

@@ -3,7 +3,7 @@
 Model (problem (6) of the paper). K arms, experiment length N, horizon T. A pull of arm i yields an
 outcome with d + 1 coordinates: an experiment-phase reward f in {0, 1}, Bernoulli(mu_f[i]), and an
 outcome vector in [0, 1]^d, ``clip(loc[:, i] + noise_sd * Z, 0, 1)`` with Z standard normal and
-independent coordinates (the issue's noise model; the paper does not state its own). The
+independent coordinates (our choice; the paper does not state its own). The
 experiment phase is scored by f; the commitment phase by a concave g of the average outcome vector
 of rounds N+1..T (:class:`~horizonbandits.commit.portfolio.ConcaveReward`).
 

@@ -253,7 +253,7 @@ def _binary_probs(K, base, delta):
 
 
 # ----------------------------------------------------------------------------------------- section 7.3
-# The issue-7 helper provides ``section73`` in ``portfolio_instances.py``; it is re-exported here.
+# ``section73`` lives in ``portfolio_instances.py``; it is re-exported here.
 def __getattr__(name):
     # Loaded on first use: the portfolio instance pulls in cvxpy, which takes seconds to import.
     if name == "section73":

@@ -2,7 +2,7 @@
 
 Our copy of the paper prints mu_f and the outcome locations o_1..o_5 but not the target c, the
 matrix A, Delta_f or the outcome distribution. :func:`section73` makes each of them a parameter;
-the defaults are chosen (issue 16) so that the instance behaves as section 7.3 describes it:
+the defaults are chosen so that the instance behaves as section 7.3 describes it:
 UCB-Portfolio's regret is mostly commitment loss and grows nearly linearly in T.
 """
 from __future__ import annotations
@@ -75,7 +75,7 @@ def section73(T: int, delta_f: float = 0.1, outcomes: str = "bernoulli", noise_s
 
     mu_f = (0.55 + delta_f/2, 0.55 - delta_f/2, 0.16, 0.08, 0.02) and the outcome locations o_1..o_5
     as printed in section 7.3. Our copy gives neither c, A, Delta_f nor the outcome distribution;
-    chosen here (issue 16), so that the instance behaves as section 7.3 describes it: the optimal
+    chosen here so that the instance behaves as section 7.3 describes it: the optimal
     portfolio is made of the three f-worst arms, and UCB-Portfolio's regret is mostly commitment loss
     and grows nearly linearly (log-log slope >= 0.8 over T = 2,000..20,000):
 
@@ -88,13 +88,13 @@ def section73(T: int, delta_f: float = 0.1, outcomes: str = "bernoulli", noise_s
       target asks for a third coordinate (say, emissions) below every arm's; arms 3, 4 and 5 share
       the lowest one (0.18), so the best portfolio is still x* = (0, 0, 0.4, 0.3, 0.3), unique (the
       tests check it), now with OPT_g < 0. ``target_z=None`` keeps the third coordinate of the
-      mixture (c inside the hull of m_3, m_4, m_5, OPT_g = 0: the choice before issue 16).
+      mixture (c inside the hull of m_3, m_4, m_5, OPT_g = 0: the earlier default).
     * A = ``a_scale`` diag(``a_shape``) = diag(2, 2, 50) by default. The third coordinate weighs 25
       times the others: since its true value is the same for arms 3, 4 and 5, the differences a
       plug-in rule sees between them are pure noise, and the weight makes chasing that noise costly.
       The scale sets what a commitment error costs against an experiment round (g's values leave
       [0, 1]; section 6.2 only asks g to be concave and L_g-Lipschitz, and ROSCOC's Stage-I budget
-      grows with L_g). Measured for issue 16 (UCB-Portfolio, Bernoulli outcomes, 150 runs): with
+      grows with L_g). Measured (UCB-Portfolio, Bernoulli outcomes, 150 runs): with
       A = I and c inside the hull its commitment loss is about a sixth of its regret at T = 2,000 and
       its slope about 0.6; with this A and c the commitment loss is most of its regret from
       T = 2,000 on and its slope is above 0.8 (the notebook reports both numbers).

@@ -262,7 +262,7 @@ class ROSCOC:
             argmax_j  theta . v_j + |theta| . rad_j      (ties: lowest index)
         i.e. the maximum over arm j's box of theta . v. The path's empirical distribution is then
         the averaged Frank-Wolfe iterate (step 1/t) of max_x g(V x), so it concentrates on the
-        optimal portfolio (issue 16: the convex-solve version below does not).
+        optimal portfolio (the convex-solve version below does not).
       * ``"convex_solve"``: the optimistic convex step
             x_t = argmax_{x in simplex, v'_j in box_j} g(sum_j x_j v'_j)
         (``OptimisticPortfolioSolver``, cvxpy) and an arm drawn from x_t with the policy's own

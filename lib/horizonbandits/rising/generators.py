@@ -162,10 +162,10 @@ def concave_arm_specs(rng: np.random.Generator, K: int | None = None, H: int = 1
       ("saturates low", attractive early): with ``bloomer_rises_fastest`` (default) every challenger
       and distractor reaches 85 % of its own rise no earlier than the late bloomer, i.e.
       shape(n_LB) <= 0.85. A draw that breaks it (the +-5 % perturbation can move a checkpoint drawn
-      near n_LB slightly earlier) is redrawn, at most ``max_redraws`` times. Before issue 15
-      distractors used U[0.05 H, 0.8 H] and could finish their rise at 0.05 H, well before the late
-      bloomer (``distractor_checkpoint=(0.05, 0.8), bloomer_rises_fastest=False`` gives that reading
-      back);
+      near n_LB slightly earlier) is redrawn, at most ``max_redraws`` times. An earlier reading
+      drew distractors' checkpoints from U[0.05 H, 0.8 H], so they could finish their rise at
+      0.05 H, well before the late bloomer (``distractor_checkpoint=(0.05, 0.8),
+      bloomer_rises_fastest=False`` gives that reading back);
     - the early peaker's level L ~ U[s + 0.01, 0.60] and a distractor's L ~ U[s + 0.01, 0.70]
       (the appendix only gives the upper bounds; every curve rises by at least ``min_rise``);
     - the challenger's blend weight on the late bloomer's shape w ~ U[0.5, 0.8]. The text: the

@@ -37,7 +37,7 @@ class ETSWGTS(RisingPolicy):
     Defaults and readings (every one a parameter):
 
     - ``window`` = 100 and ``explore`` = ``window`` (each arm's window is full before the first draw)
-      are our placeholders, NOT values of the original. Looked up again for issue 15: the stored
+      are our placeholders, NOT values of the original. Looked up again: the stored
       copies of arXiv 2505.12092 (the ET-SWGTS paper) and 2409.05181 (gamma-SWGTS) that the search
       tool reaches hold only their abstracts and introductions, not the algorithm box or the
       experiments' settings; Metelli et al.'s public code (github albertometelli/stochastic-rising-
@@ -113,8 +113,8 @@ def _et_swgts_kernel(C, T, window, explore, gamma, checkpoints, arms_out, state)
     sd = np.zeros(K)
     n_explore = K * explore
     s = state[0]  # the stream's state as a local scalar: no array traffic per draw
-    # Bookkeeping written out here rather than through _common.record: a helper call that takes
-    # arrays costs hundreds of ns per round in our measurements, the inline form a few.
+    # Bookkeeping written out inline: a helper call that takes arrays costs hundreds of ns per
+    # round in our measurements, the inline form a few.
     keep_arms = arms_out.size > 0
     ci = 0
     next_cp = checkpoints[0] if checkpoints.size > 0 else -1

@@ -57,7 +57,7 @@ class RedAE(RisingPolicy):
       ``experiments.make_policies`` does not hand it the environment's sigma (the CURE-UCB paper
       names only CURE-UCB and R-ed-UCB as using sigma). Telling it an oracle sigma of 0.01 shrinks
       its radius fifty-fold; we measured that this alone decided "R-ed-AE beats CURE-UCB" on our
-      concave instances (issue 15), so it is available only as an explicit, labelled parameter;
+      concave instances, so it is available only as an explicit, labelled parameter;
     - ``delta``: confidence, default 1/T (``None``);
     - the least-squares estimator over all of an arm's rewards, one elimination test per sweep.
 
@@ -155,7 +155,7 @@ def _red_ae_kernel(C, W, T, sigma, log_term, whole_horizon, checkpoints, arms_ou
         arm = active[pos]
         pos += 1
         counts[arm] += 1
-        # The bookkeeping of _common.record, written out: calling it costs more than a round here.
+        # Bookkeeping written out inline: a helper call would cost more than a round here.
         if keep_arms:
             arms_out[t - 1] = arm
         if ci < checkpoints.size and t == checkpoints[ci]:

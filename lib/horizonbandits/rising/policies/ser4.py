@@ -162,8 +162,8 @@ def _ser4_kernel(X, T, delta, eps, phi, checkpoints, arms_out, state):
     sums = np.zeros(K)
     tau = 1
     pos = 0                    # position inside the current round; 0 = a round starts
-    # Bookkeeping written out here rather than through _common.record: a helper call that takes
-    # arrays costs hundreds of ns per round in our measurements, the inline form a few.
+    # Bookkeeping written out inline: a helper call that takes arrays costs hundreds of ns per
+    # round in our measurements, the inline form a few.
     keep_arms = arms_out.size > 0
     ci = 0
     next_cp = checkpoints[0] if checkpoints.size > 0 else -1

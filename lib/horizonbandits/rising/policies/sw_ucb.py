@@ -15,7 +15,7 @@ from .base import RisingPolicy, round_robin_arm
 from ._common import RunningSums, empty_trace
 
 
-# --- the window of the last tau rounds (shared by the sliding-window policies) -------------------
+# --- the window of the last tau rounds (SW-UCB's pull-count window) ------------------------------
 
 @njit(cache=True, inline="always")
 def slide_window(ring, pos, m, arm, t, tau):
@@ -175,7 +175,7 @@ def _sw_ucb_kernel(C, T, tau, xi, B, checkpoints, arms_out):
     pulled = -1
     left = -1
     xi_log = 0.0
-    # Bookkeeping written out rather than through _common.record, whose call costs tens of ns a round.
+    # Bookkeeping written out inline: a helper call would cost tens of ns a round.
     keep_arms = arms_out.size > 0
     next_cp = checkpoints[0] if checkpoints.size > 0 else -1
     ci = 0

@@ -100,7 +100,7 @@ class TIUCB(RisingPolicy):
       2e-6 to 2e-4 per pull; with Gaussian noise 0.01 and 500-pull halves the difference of two
       slopes has standard deviation 4.4e-6, so 2e-5 is about 4.5 standard deviations;
     - ``xi``: the bonus constant, default 2 (UCB1's sqrt(2 log t / n) for rewards in [0, 1]);
-    - ``width`` (issue 15): which standard deviation the bonus scales. We looked for the original's
+    - ``width``: which standard deviation the bonus scales. We looked for the original's
       equation again (the search tool's stored copies of arXiv 2403.07213 and of summaries of it give
       the abstract, the least-squares growth model and the change detector, not the bonus), so it could
       not be recovered. Default "prediction": the width that is statistically valid for the quantity
@@ -232,7 +232,7 @@ def _ti_ucb_kernel(C, W, T, window, threshold, xi, prediction, log_t, checkpoint
             n_est = n - start[arm]
             estimate[arm] = (C[arm, n + 1] - C[arm, start[arm] + 1]) / n_est
             inv_sqrt[arm] = 1.0 / math.sqrt(n_est)
-        # The bookkeeping of _common.record, written out: calling it costs more than a round here.
+        # Bookkeeping written out inline: a helper call would cost more than a round here.
         if keep_arms:
             arms_out[t - 1] = arm
         if ci < checkpoints.size and t == checkpoints[ci]:

@@ -1,0 +1,180 @@
+"""Figure 2 of paper A (sections 6.1 and 6.2) for any set of rising instances and policies.
+
+``ltf_experiments`` and ``concave_experiments`` differ only in their instance family and the claims
+they check; everything else is here, so that a user's own family goes through the same steps:
+
+- :func:`describe` - how many instances, their K, and how often the optimal arm changes between the
+  shortest and the longest horizon (the instances are interesting only if it does);
+- :func:`plot_instances` - the mean curves of the first few instances, late bloomer and early
+  peaker in black;
+- :func:`run` - the grid (:func:`~horizonbandits.experiments.run_grid`), the per-instance means,
+  the kernel seconds per policy, the mean regret against the horizon with bootstrap intervals
+  (panel a / d), the pairwise win rates at ``win_rate_horizons`` (panels b, c / e, f) and the paired
+  differences against CURE-UCB; every table is saved as ``tables/<name>_<part>.csv`` and every
+  figure as ``figures/<name>_<part>.png``. Returns a :class:`Figure2`.
+
+The intervals: bootstrap over instances (``horizonbandits.stats``), seed 0, ``n_boot`` resamples.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..plotting import mean_band, policy_palette, save_figure, save_table, win_rate_heatmap
+from ..stats import paired_differences, regret_summary, win_rate_matrix, win_rates
+
+REFERENCE = "CURE-UCB"
+
+
+def switching_share(instances, horizons) -> float:
+    """Share of the instances whose optimal arm (largest cumulative mean) differs between the
+    shortest and the longest of ``horizons``."""
+    short, long = min(horizons), max(horizons)
+    return float(np.mean([int(np.argmax(inst.cumulative(short))) != int(np.argmax(inst.cumulative(long)))
+                          for inst in instances.values()]))
+
+
+def describe(instances, policies, horizons) -> str:
+    """A few lines on the instances (K, how often the optimal arm switches) and the policies."""
+    Ks = pd.Series({key: inst.K for key, inst in instances.items()})
+    lines = [f"{len(instances)} instances, K = {Ks.min()}..{Ks.max()} (mean {Ks.mean():.1f}); "
+             f"optimal arm differs between T = {min(horizons):,} and T = {max(horizons):,} on "
+             f"{switching_share(instances, horizons):.0%} of them"]
+    lines += [f"  {label:10s} horizon-aware={pol.uses_horizon!s:5s} {pol!r}" for label, pol in policies.items()]
+    return "\n".join(lines)
+
+
+def plot_instances(instances, name: str, output_dir="", n_shown: int = 4):
+    """The mean curves mu_i(n) of the first ``n_shown`` instances; saved as ``figures/<name>.png``."""
+    if n_shown < 1:
+        raise ValueError(f"n_shown must be a positive integer, got {n_shown!r}")
+    shown = min(n_shown, len(instances))
+    fig, axes = plt.subplots(1, shown, figsize=(3.3 * shown, 2.8), squeeze=False)
+    style = {"late bloomer": dict(color="black", lw=2.2), "early peaker": dict(color="black", lw=1.6, ls="--")}
+    for ax, (key, inst) in zip(axes[0], instances.items()):
+        n = np.arange(inst.T_max + 1)
+        for i, arm in enumerate(inst.names):
+            ax.plot(n[::100], inst.means[i, ::100], **style.get(arm, dict(lw=1.0, alpha=0.8)),
+                    label=arm if arm in style else None)
+        ax.set_title(f"{key} (K={inst.K})", fontsize=9)
+        ax.set_xlabel("pull count n")
+        ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x / 1000:g}K"))
+    axes[0][0].set_ylabel("mu_i(n)")
+    if axes[0][0].get_legend_handles_labels()[0]:
+        axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    save_figure(fig, name, output_dir)
+    return fig
+
+
+@dataclass
+class Figure2:
+    """The tables of one Figure 2 run (see :func:`run`); ``diffs`` is None without CURE-UCB."""
+    policies: dict
+    horizons: list
+    win_rate_horizons: list
+    df: pd.DataFrame
+    per_instance: pd.DataFrame
+    compute: pd.Series
+    summary: pd.DataFrame
+    rates: pd.DataFrame
+    diffs: pd.DataFrame | None
+
+    def regret_table(self) -> pd.DataFrame:
+        """Mean regret, one row per policy (in the policies' order), one column per horizon."""
+        return self.summary.pivot(index="policy", columns="T", values="mean_regret").reindex(list(self.policies))
+
+    def differences_table(self) -> pd.DataFrame:
+        """Mean paired difference to CURE-UCB, one row per other policy, one column per win-rate horizon."""
+        return (self.diffs.pivot(index="policy", columns="T", values="mean_difference")
+                .reindex([p for p in self.policies if p != REFERENCE]))
+
+    def win_rate(self, row: str, col: str, T: int) -> tuple[float, float, float]:
+        """(win rate of ``row`` over ``col`` at T, interval low, interval high)."""
+        r = self.rates[(self.rates["row"] == row) & (self.rates["col"] == col) & (self.rates["T"] == T)].iloc[0]
+        return r["win_rate"], r["ci_low"], r["ci_high"]
+
+    def lowest(self) -> dict:
+        """The policy with the lowest mean regret, per horizon."""
+        return {T: self.summary[self.summary["T"] == T].sort_values("mean_regret")["policy"].iloc[0]
+                for T in self.horizons}
+
+    def closing_lines(self) -> list[str]:
+        """Sentences computed from the tables: the ranking at each win-rate horizon, and how many
+        baselines CURE-UCB's paired difference beats (or loses to) significantly."""
+        lines = []
+        for T in self.win_rate_horizons:
+            s = self.summary[self.summary["T"] == T].sort_values("mean_regret")
+            lines.append(f"- T = {T:,}: mean regret "
+                         + ", ".join(f"{p} {v:,.0f}" for p, v in zip(s["policy"], s["mean_regret"])) + ".")
+        if self.diffs is not None:
+            for T in self.win_rate_horizons:
+                d = self.diffs[self.diffs["T"] == T]
+                better = d[d["ci_high"] < 0]["policy"].tolist()
+                lines.append(f"- T = {T:,}: CURE-UCB's mean regret is significantly lower than "
+                             f"{int((d['ci_low'] > 0).sum())} of {len(d)} baselines (paired)"
+                             + (f", significantly higher than {', '.join(better)}" if better else "") + ".")
+        return lines
+
+
+def run(name: str, instances, policies, horizons, win_rate_horizons, n_seeds: int, *, title: str, seed: int = 0,
+        n_boot: int = 2000, output_dir="", **grid_options) -> Figure2:
+    """Run Figure 2's grid on ``instances`` and make its tables and figures (``<name>_regret``,
+    ``<name>_win_rates``, ``<name>_instance_means``, ``<name>_compute``, ``<name>_paired_differences``).
+
+    ``horizons`` must contain ``win_rate_horizons``; ``title`` heads the regret panel (for example
+    "LTF (Figure 2 a): mean regret"); ``grid_options`` go to ``run_grid`` (backend, cache, n_jobs,
+    address). The kernel seconds count a horizon-agnostic policy's run once (its rows at the
+    smaller horizons are read off the same run).
+    """
+    from . import run_grid
+
+    missing = sorted(set(win_rate_horizons) - set(horizons))
+    if missing:
+        raise ValueError(f"win_rate_horizons must be among horizons; missing {missing}")
+    df = run_grid(instances, policies, horizons, n_seeds, seed=seed, **grid_options)
+    per_instance = df.groupby(["instance", "policy", "T"], observed=True)["regret"].mean().reset_index()
+    save_table(per_instance, f"{name}_instance_means", output_dir)
+    own_run = df["policy"].map(lambda p: policies[p].uses_horizon).astype(bool) | (df["T"] == max(horizons))
+    compute = df[own_run].groupby("policy", observed=True)["wall_time"].sum()
+    save_table(compute.rename("kernel_seconds").reset_index(), f"{name}_compute", output_dir)
+
+    # Panel a / d: mean regret against the horizon, linear and logarithmic
+    summary = regret_summary(df, n_boot=n_boot)
+    save_table(summary, f"{name}_regret", output_dir)
+    palette = policy_palette(list(policies))
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.6))
+    for ax, log in zip(axes, (False, True)):
+        for policy in policies:
+            s = summary[summary["policy"] == policy].sort_values("T")
+            mean_band(ax, s["T"], s["mean_regret"], s["ci_low"], s["ci_high"], color=palette[policy], label=policy,
+                      alpha=0.15, band_lw=0, marker="o", ms=4)
+        ax.set_xlabel("horizon T")
+        ax.set_ylabel("mean cumulative pseudo-regret")
+        if log:
+            ax.set_yscale("log")
+    axes[0].set_title(title)
+    axes[1].set_title("same, logarithmic scale")
+    axes[0].legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    save_figure(fig, f"{name}_regret", output_dir)
+
+    # Panels b, c / e, f: pairwise win rates (row beats column)
+    rates = pd.concat([win_rates(df, T, n_boot=n_boot) for T in win_rate_horizons], ignore_index=True)
+    save_table(rates, f"{name}_win_rates", output_dir)
+    fig, axes = plt.subplots(1, len(win_rate_horizons), figsize=(6.2 * len(win_rate_horizons), 5.2), squeeze=False)
+    for ax, T in zip(axes[0], win_rate_horizons):
+        win_rate_heatmap(win_rate_matrix(rates[rates["T"] == T]), ax=ax, title=f"win rate (%), T = {T:,}")
+    fig.tight_layout()
+    save_figure(fig, f"{name}_win_rates", output_dir)
+
+    # Paired differences to CURE-UCB (same instance and seed; positive = CURE-UCB better)
+    diffs = None
+    if REFERENCE in policies:
+        diffs = paired_differences(df[df["T"].isin(win_rate_horizons)], REFERENCE, n_boot=n_boot)
+        save_table(diffs, f"{name}_paired_differences", output_dir)
+    return Figure2(dict(policies), list(horizons), list(win_rate_horizons), df, per_instance, compute, summary,
+                   rates, diffs)

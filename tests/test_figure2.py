@@ -1,0 +1,66 @@
+"""Figure 2's shared code (experiments.figure2): the tables it saves are the ones the statistics give."""
+import matplotlib
+import pandas as pd
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from horizonbandits import stats  # noqa: E402
+from horizonbandits.experiments import figure2, instance_set, make_policies  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fig2")
+    instances = instance_set("ltf", 3, seed=1, H=2_000)
+    pols = make_policies(["CURE-UCB", "SW-UCB", "Rexp3"], sigma=0.01)
+    result = figure2.run("demo", instances, pols, [500, 2_000], [2_000], 2, title="demo", n_boot=200, output_dir=out,
+                         backend="sequential", cache=False, progress=False)
+    plt.close("all")
+    return instances, pols, result, out
+
+
+def test_run_saves_the_statistics_of_its_grid(small_run):
+    _, pols, r, out = small_run
+    assert len(r.df) == 3 * 3 * 2 * 2
+    pd.testing.assert_frame_equal(r.summary, stats.regret_summary(r.df, n_boot=200))
+    pd.testing.assert_frame_equal(r.diffs, stats.paired_differences(r.df[r.df["T"] == 2_000], "CURE-UCB", n_boot=200))
+    for part in ("regret", "win_rates", "instance_means", "compute", "paired_differences"):
+        assert (out / "tables" / f"demo_{part}.csv").exists(), part
+    for part in ("regret", "win_rates"):
+        assert (out / "figures" / f"demo_{part}.png").exists(), part
+    saved = pd.read_csv(out / "tables" / "demo_regret.csv")
+    assert saved["mean_regret"].tolist() == pytest.approx(r.summary["mean_regret"].tolist())
+    assert list(r.regret_table().index) == list(pols)
+    assert list(r.differences_table().index) == ["SW-UCB", "Rexp3"]
+
+
+def test_accessors_read_the_tables(small_run):
+    _, _, r, _ = small_run
+    row = r.rates[(r.rates["row"] == "CURE-UCB") & (r.rates["col"] == "Rexp3")].iloc[0]
+    assert r.win_rate("CURE-UCB", "Rexp3", 2_000) == (row["win_rate"], row["ci_low"], row["ci_high"])
+    for T, policy in r.lowest().items():
+        at_T = r.summary[r.summary["T"] == T]
+        assert at_T.loc[at_T["policy"] == policy, "mean_regret"].iloc[0] == at_T["mean_regret"].min()
+    lines = r.closing_lines()
+    assert len(lines) == 2 and lines[0].startswith("- T = 2,000: mean regret ") and "of 2 baselines" in lines[1]
+
+
+def test_describe_and_the_switching_share(small_run):
+    instances, pols, _, out = small_run
+    share = figure2.switching_share(instances, [500, 2_000])
+    assert 0 <= share <= 1
+    text = figure2.describe(instances, pols, [500, 2_000])
+    assert text.startswith("3 instances") and f"{share:.0%} of them" in text and len(text.splitlines()) == 4
+    fig = figure2.plot_instances(instances, "demo_instances", out, n_shown=2)
+    assert len(fig.axes) == 2 and (out / "figures" / "demo_instances.png").exists()
+    plt.close(fig)
+
+
+def test_bad_arguments_name_the_parameter(small_run):
+    instances, pols, _, out = small_run
+    with pytest.raises(ValueError, match="win_rate_horizons"):
+        figure2.run("demo", instances, pols, [500], [2_000], 1, title="x", output_dir=out, backend="sequential")
+    with pytest.raises(ValueError, match="n_shown"):
+        figure2.plot_instances(instances, "x", out, n_shown=0)

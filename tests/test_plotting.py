@@ -1,0 +1,43 @@
+"""The mean-with-band helper the notebooks share."""
+import matplotlib
+import numpy as np
+import pytest
+from matplotlib.colors import to_rgba
+
+from horizonbandits import plotting
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def test_mean_band_draws_the_line_and_its_band_in_one_colour():
+    fig, ax = plt.subplots()
+    x = np.array([1.0, 2.0, 4.0])
+    line, band = plotting.mean_band(ax, x, [1.0, 2.0, 3.0], [0.5, 1.5, 2.0], [1.5, 2.5, 4.0], color="tab:red",
+                                    label="CURE-UCB", alpha=0.15, band_lw=0, marker="o", ms=4)
+    np.testing.assert_array_equal(line.get_xdata(), x)
+    np.testing.assert_array_equal(line.get_ydata(), [1.0, 2.0, 3.0])
+    assert line.get_label() == "CURE-UCB" and line.get_marker() == "o" and line.get_markersize() == 4
+    assert to_rgba(band.get_facecolor()[0], 1) == to_rgba("tab:red") and band.get_alpha() == 0.15
+    assert band.get_linewidth()[0] == 0
+    # The band spans low..high: its vertices reach exactly the extreme values.
+    ys = band.get_paths()[0].vertices[:, 1]
+    assert ys.min() == 0.5 and ys.max() == 4.0
+    assert [h.get_label() for h in ax.get_legend_handles_labels()[0]] == ["CURE-UCB"]
+    plt.close(fig)
+
+
+def test_mean_band_without_a_colour_shares_the_lines_cycle_colour():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])                      # takes C0, so the band's line gets C1
+    line, band = plotting.mean_band(ax, [0, 1], [1, 2], [0, 1], [2, 3])
+    assert to_rgba(line.get_color()) == to_rgba("C1")
+    assert to_rgba(band.get_facecolor()[0], 1) == to_rgba("C1")
+    plt.close(fig)
+
+
+def test_mean_band_rejects_an_opacity_outside_0_1():
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match="alpha"):
+        plotting.mean_band(ax, [0, 1], [1, 2], [0, 1], [2, 3], alpha=1.5)
+    plt.close(fig)
