@@ -23,7 +23,8 @@ Conventions the paper leaves open (documented in ``RAEC``):
 
 Because the schedule of an epoch is fixed when it starts, the compiled path draws the f- and g-sums of
 each arm's block of pulls at once (``draws="batch"``) or reads them from prefix sums of an outcome table
-(``draws="table"``); ``reference_elimination`` is the per-round loop the tests compare it with.
+(``draws="table"``); the per-round loop the tests compare it with is ``policies.raec.reference_elimination``
+(re-exported here under its old name).
 """
 from __future__ import annotations
 
@@ -32,9 +33,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..rng import PyStream
-from .commitment import (nb_commit_empirical, nb_commit_uniform, py_commit_empirical,
-                         py_commit_uniform)
+from .commitment import nb_commit_empirical, nb_commit_uniform
 from .sampling import nb_block_sums
 
 COMMIT_UNIFORM = 0     # uniform over the surviving g-set A_g (Algorithm 1)
@@ -243,98 +242,10 @@ def elimination_table(N, targets_g, targets_f, commit_mode, CF, CG, pol_seed, co
                            0, e1, e1, e2, e1, e1, counts_out, sumf, sumg, active_g, active_f)
 
 
-# ---------------------------------------------------------------------------------------- reference
-def reference_elimination(F, G, N: int, targets_g, targets_f, commit_mode: int, stream_seed: int = 0,
-                          trace: bool = False):
-    """Per-round reference of the two-stage elimination on outcome tables F, G (``F[i, n]`` = f of pull n).
 
-    Returns (arms, committed) or, with ``trace``, (arms, committed, epochs) where ``epochs`` is a list of
-    dicts, one per epoch: stage, epoch, threshold, target, active arms before, pulls made, first and last
-    round, whether it finished, the empirical means it tested and the arms it eliminated.
-    """
-    K = F.shape[0]
-    stream = PyStream(stream_seed)
-    counts = [0] * K
-    sf = [0.0] * K
-    sg = [0.0] * K
-    arms: list[int] = []
-    epochs: list[dict] = []
-
-    def pull(i):
-        counts[i] += 1
-        sf[i] += F[i, counts[i]]
-        sg[i] += G[i, counts[i]]
-        arms.append(i)
-
-    def run_epoch(active, target):
-        # cycles of round-robin over the arms still below target, until all reach it or round N
-        while True:
-            due = [i for i in sorted(active) if counts[i] < target]
-            if not due:
-                return True
-            for i in due:
-                if len(arms) == N:
-                    return False
-                pull(i)
-
-    def eliminate(active, sums, threshold):
-        means = {i: sums[i] / counts[i] for i in sorted(active)}
-        best = max(means.values())
-        gone = [i for i in sorted(active) if best - means[i] > threshold]
-        for i in gone:
-            active.discard(i)
-        return means, gone
-
-    def record(stage, l, threshold, target, before, start, start_counts, complete, means, gone):
-        if trace:
-            epochs.append(dict(stage=stage, epoch=l, threshold=threshold, target=int(target),
-                               active=tuple(sorted(before)), first_round=start + 1, last_round=len(arms),
-                               pulls=tuple(counts[i] - start_counts[i] for i in range(K)),
-                               complete=complete, means=means, eliminated=tuple(gone)))
-
-    active_g = set(range(K))
-    for l in range(1, len(targets_g) + 1):
-        if len(arms) >= N or len(active_g) <= 1:
-            break
-        threshold = math.ldexp(1.0, -l)
-        before, start, start_counts = set(active_g), len(arms), list(counts)
-        complete = run_epoch(active_g, targets_g[l - 1])
-        means, gone = eliminate(active_g, sg, threshold) if complete else ({}, [])
-        record("I (g)", l, threshold, targets_g[l - 1], before, start, start_counts, complete, means, gone)
-        if not complete:
-            break
-
-    active_f = set(range(K))
-    l = 0
-    while len(arms) < N:
-        if len(active_f) == 1:
-            (i,) = active_f
-            start, start_counts = len(arms), list(counts)
-            while len(arms) < N:
-                pull(i)
-            record("II (f)", l + 1, math.nan, N, {i}, start, start_counts, True, {}, [])
-            break
-        listed = l < len(targets_f)
-        target = targets_f[l] if listed else N + 1
-        threshold = math.ldexp(1.0, -(l + 1))
-        before, start, start_counts = set(active_f), len(arms), list(counts)
-        complete = run_epoch(active_f, target)
-        means, gone = eliminate(active_f, sf, threshold) if (complete and listed) else ({}, [])
-        record("II (f)", l + 1, threshold, target, before, start, start_counts, complete, means, gone)
-        l += 1
-
-    if commit_mode == COMMIT_UNIFORM:
-        committed = py_commit_uniform(sorted(active_g), stream)
-    elif commit_mode == COMMIT_EMPIRICAL:
-        committed = py_commit_empirical(sorted(active_g), sg, counts, stream)
-    else:
-        committed = py_commit_empirical(sorted(active_f), sg, counts, stream)
-    arms_arr = np.asarray(arms, dtype=np.int64)
-    if trace:
-        epochs.append(dict(stage="commit", epoch=0, threshold=math.nan, target=0,
-                           active=tuple(sorted(active_g if commit_mode != COMMIT_F_SET else active_f)),
-                           first_round=N + 1, last_round=N + 1, pulls=(0,) * K, complete=True,
-                           means={i: (sg[i] / counts[i] if counts[i] else math.nan) for i in range(K)},
-                           eliminated=(), committed=committed))
-        return arms_arr, committed, epochs
-    return arms_arr, committed
+def __getattr__(name):
+    # the per-round reference moved beside RAEC; imported lazily because policies.raec imports this module
+    if name == "reference_elimination":
+        from .policies.raec import reference_elimination
+        return reference_elimination
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

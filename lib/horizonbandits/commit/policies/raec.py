@@ -7,9 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import check_choice, check_int, check_real
+from ...rng import PyStream
 from .. import theory
+from ..commitment import py_commit_empirical, py_commit_uniform
 from ..elimination import (COMMIT_EMPIRICAL, COMMIT_F_SET, COMMIT_UNIFORM, MAX_EPOCHS, elimination_batch,
-                           elimination_table, epoch_targets, reference_elimination, stage2_epoch_count)
+                           elimination_table, epoch_targets, stage2_epoch_count)
 from ..sampling import prefix_sums
 from .base import CommitPolicy, problem_arrays
 
@@ -169,3 +171,100 @@ class NoShiftElimination(_EliminationPolicy):
 
     def schedule(self, problem):
         return np.zeros(0, dtype=np.int64), stage2_targets(problem, self.stage_scale)
+
+
+# ---------------------------------------------------------------------------------------- reference
+def reference_elimination(F, G, N: int, targets_g, targets_f, commit_mode: int, stream_seed: int = 0,
+                          trace: bool = False):
+    """Per-round reference of the two-stage elimination on outcome tables F, G (``F[i, n]`` = f of pull n).
+
+    Returns (arms, committed) or, with ``trace``, (arms, committed, epochs) where ``epochs`` is a list of
+    dicts, one per epoch: stage, epoch, threshold, target, active arms before, pulls made, first and last
+    round, whether it finished, the empirical means it tested and the arms it eliminated.
+    """
+    K = F.shape[0]
+    stream = PyStream(stream_seed)
+    counts = [0] * K
+    sf = [0.0] * K
+    sg = [0.0] * K
+    arms: list[int] = []
+    epochs: list[dict] = []
+
+    def pull(i):
+        counts[i] += 1
+        sf[i] += F[i, counts[i]]
+        sg[i] += G[i, counts[i]]
+        arms.append(i)
+
+    def run_epoch(active, target):
+        # cycles of round-robin over the arms still below target, until all reach it or round N
+        while True:
+            due = [i for i in sorted(active) if counts[i] < target]
+            if not due:
+                return True
+            for i in due:
+                if len(arms) == N:
+                    return False
+                pull(i)
+
+    def eliminate(active, sums, threshold):
+        means = {i: sums[i] / counts[i] for i in sorted(active)}
+        best = max(means.values())
+        gone = [i for i in sorted(active) if best - means[i] > threshold]
+        for i in gone:
+            active.discard(i)
+        return means, gone
+
+    def record(stage, l, threshold, target, before, start, start_counts, complete, means, gone):
+        if trace:
+            epochs.append(dict(stage=stage, epoch=l, threshold=threshold, target=int(target),
+                               active=tuple(sorted(before)), first_round=start + 1, last_round=len(arms),
+                               pulls=tuple(counts[i] - start_counts[i] for i in range(K)),
+                               complete=complete, means=means, eliminated=tuple(gone)))
+
+    active_g = set(range(K))
+    for l in range(1, len(targets_g) + 1):
+        if len(arms) >= N or len(active_g) <= 1:
+            break
+        threshold = math.ldexp(1.0, -l)
+        before, start, start_counts = set(active_g), len(arms), list(counts)
+        complete = run_epoch(active_g, targets_g[l - 1])
+        means, gone = eliminate(active_g, sg, threshold) if complete else ({}, [])
+        record("I (g)", l, threshold, targets_g[l - 1], before, start, start_counts, complete, means, gone)
+        if not complete:
+            break
+
+    active_f = set(range(K))
+    l = 0
+    while len(arms) < N:
+        if len(active_f) == 1:
+            (i,) = active_f
+            start, start_counts = len(arms), list(counts)
+            while len(arms) < N:
+                pull(i)
+            record("II (f)", l + 1, math.nan, N, {i}, start, start_counts, True, {}, [])
+            break
+        listed = l < len(targets_f)
+        target = targets_f[l] if listed else N + 1
+        threshold = math.ldexp(1.0, -(l + 1))
+        before, start, start_counts = set(active_f), len(arms), list(counts)
+        complete = run_epoch(active_f, target)
+        means, gone = eliminate(active_f, sf, threshold) if (complete and listed) else ({}, [])
+        record("II (f)", l + 1, threshold, target, before, start, start_counts, complete, means, gone)
+        l += 1
+
+    if commit_mode == COMMIT_UNIFORM:
+        committed = py_commit_uniform(sorted(active_g), stream)
+    elif commit_mode == COMMIT_EMPIRICAL:
+        committed = py_commit_empirical(sorted(active_g), sg, counts, stream)
+    else:
+        committed = py_commit_empirical(sorted(active_f), sg, counts, stream)
+    arms_arr = np.asarray(arms, dtype=np.int64)
+    if trace:
+        epochs.append(dict(stage="commit", epoch=0, threshold=math.nan, target=0,
+                           active=tuple(sorted(active_g if commit_mode != COMMIT_F_SET else active_f)),
+                           first_round=N + 1, last_round=N + 1, pulls=(0,) * K, complete=True,
+                           means={i: (sg[i] / counts[i] if counts[i] else math.nan) for i in range(K)},
+                           eliminated=(), committed=committed))
+        return arms_arr, committed, epochs
+    return arms_arr, committed
