@@ -211,3 +211,21 @@ def test_parameter_validation():
         ROSCOC(stage1="mirror")
     assert ROSCOC(solve_every="doubling").label == "ROSCOC(solve_every='doubling')"
     assert ROSCOC().label == "ROSCOC" and UCBPortfolio().label == "UCB-Portfolio"
+
+
+def test_portfolio_policies_are_registered_and_old_paths_still_work():
+    import horizonbandits.commit as commit
+    import horizonbandits.commit.roscoc as old
+    from horizonbandits.commit.policies import roscoc as new_roscoc
+    from horizonbandits.commit.policies import ucb_portfolio as new_ucb
+    assert commit.PORTFOLIO_POLICIES == {"ROSCOC": new_roscoc.ROSCOC, "UCB-Portfolio": new_ucb.UCBPortfolio}
+    assert old.ROSCOC is commit.ROSCOC is new_roscoc.ROSCOC and old.UCBPortfolio is new_ucb.UCBPortfolio
+    assert old.eliminate_on_f is new_roscoc.eliminate_on_f and old.ucb_f_counts is new_ucb.ucb_f_counts
+    from horizonbandits.workbook.params import POLICY_REGISTRIES
+    assert ("portfolio", "horizonbandits.commit", "PORTFOLIO_POLICIES") in POLICY_REGISTRIES
+
+
+def test_reference_elimination_keeps_its_old_import_path():
+    from horizonbandits.commit.elimination import reference_elimination as old
+    from horizonbandits.commit.policies.raec import reference_elimination as new
+    assert old is new

@@ -5,7 +5,8 @@
     result = hb.commit.simulate(problem, hb.commit.RAEC(), n_seeds=1000, seed=0)
     result.regret, result.experiment_regret, result.commitment_regret, result.committed
 
-Modules: ``problem`` (CommitProblem), ``policies`` (RAEC, UCBCommit, UniformCommit, NoShiftElimination),
+Modules: ``problem`` (CommitProblem), ``policies`` (RAEC, UCBCommit, UniformCommit, NoShiftElimination; and,
+imported on first use, the portfolio policies ROSCOC and UCB-Portfolio),
 ``elimination`` (the epoch engine shared by the elimination policies), ``commitment`` (the commit step),
 ``sampling`` (seeds, block sums, outcome tables), ``simulate``, ``grid`` (tidy tables for notebooks),
 ``theory`` and ``instances``.
@@ -24,7 +25,7 @@ __all__ = ["CommitProblem", "CommitPolicy", "CommitResult", "RAEC", "UCBCommit",
 # Portfolio extension (section 6.2 / 7.3): loaded on first use, because cvxpy takes seconds to import.
 _PORTFOLIO_EXPORTS = {
     "portfolio_solve": ".portfolio", "portfolio_solve_exact": ".portfolio", "QuadraticReward": ".portfolio",
-    "ROSCOC": ".roscoc", "UCBPortfolio": ".roscoc",
+    "ROSCOC": ".policies.roscoc", "UCBPortfolio": ".policies.ucb_portfolio", "PORTFOLIO_POLICIES": None,
     "PortfolioProblem": ".concave", "simulate_portfolio": ".concave",
 }
 __all__ += list(_PORTFOLIO_EXPORTS)
@@ -33,6 +34,11 @@ __all__ += list(_PORTFOLIO_EXPORTS)
 def __getattr__(name):
     if name in _PORTFOLIO_EXPORTS:
         import importlib
+        if name == "PORTFOLIO_POLICIES":  # the registry is full once both policy modules are imported
+            for module in (".policies.roscoc", ".policies.ucb_portfolio"):
+                importlib.import_module(module, __name__)
+            from .policies.base import PORTFOLIO_POLICIES
+            return PORTFOLIO_POLICIES
         module = importlib.import_module(_PORTFOLIO_EXPORTS[name], __name__)
         return getattr(module, "simulate" if name == "simulate_portfolio" else name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""What every experiment-then-commit policy provides, and the registry ``COMMIT_POLICIES``.
+"""What every experiment-then-commit policy provides, and the registries ``COMMIT_POLICIES`` and
+``PORTFOLIO_POLICIES``.
 
 A policy is a frozen dataclass of hyperparameters with a display ``name`` and three ways to run:
 
@@ -13,6 +14,11 @@ A policy is a frozen dataclass of hyperparameters with a display ``name`` and th
 
 On the same tables and stream seed ``run_table`` and ``reference`` agree exactly (same counts, same
 commitment); ``run_batch`` agrees with them in distribution. Tests check both.
+
+The portfolio policies of section 6.2 (ROSCOC, UCB-Portfolio) have another interface (``run(problem,
+tables, stream_seed, trace)`` on a ``concave.PortfolioProblem``) and their own registry,
+``PORTFOLIO_POLICIES``, filled by ``register_portfolio_policy`` when their modules are imported (they
+need cvxpy, so ``horizonbandits.commit.PORTFOLIO_POLICIES`` imports them on first use).
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ from typing import ClassVar
 import numpy as np
 
 COMMIT_POLICIES: dict[str, type] = {}
+PORTFOLIO_POLICIES: dict[str, type] = {}
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,16 @@ def make_commit_policy(name: str, **params) -> CommitPolicy:
     if name not in COMMIT_POLICIES:
         raise ValueError(f"policy={name!r} is not allowed: expected one of {', '.join(sorted(COMMIT_POLICIES))}")
     return COMMIT_POLICIES[name](**params)
+
+
+def register_portfolio_policy(cls):
+    """Class decorator: file a portfolio policy under its display ``name`` in ``PORTFOLIO_POLICIES``."""
+    if not cls.name:
+        raise RuntimeError(f"portfolio policy {cls.__qualname__} has no display name")
+    if cls.name in PORTFOLIO_POLICIES and PORTFOLIO_POLICIES[cls.name].__qualname__ != cls.__qualname__:
+        raise RuntimeError(f"two portfolio policies are named {cls.name!r}")
+    PORTFOLIO_POLICIES[cls.name] = cls
+    return cls
 
 
 def problem_arrays(problem):
