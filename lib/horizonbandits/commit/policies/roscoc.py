@@ -20,6 +20,7 @@ from numba import njit
 from ...errors import check_choice, check_real
 from ...rng import PyStream
 from ..concave import PolicyRun, PortfolioProblem, PortfolioTables, theorem63_stage1_budget
+from ..elimination import allocate_round_robin
 from ..portfolio import QuadraticReward, solver_for
 from .base import register_portfolio_policy
 
@@ -76,20 +77,9 @@ def _frank_wolfe_kernel(Y, A, c, n1, radius_scale, gamma, doubling, path):
 
 def round_robin_fill(need, budget: int) -> np.ndarray:
     """Pulls given to each arm when arms with need[i] > 0 are pulled in turn (index order) until
-    each has its need or the budget runs out: the allocation of a round-robin epoch, computed
-    level by level instead of round by round."""
-    need = np.asarray(need, dtype=np.int64).copy()
-    give = np.zeros_like(need)
-    while budget > 0 and need.any():
-        open_ = np.flatnonzero(need > 0)
-        q = min(int(need[open_].min()), budget // open_.size)
-        if q == 0:  # fewer rounds left than open arms: one more pull for the first `budget` of them
-            give[open_[:budget]] += 1
-            break
-        give[open_] += q
-        need[open_] -= q
-        budget -= q * open_.size
-    return give
+    each has its need or the budget runs out: the allocation of a round-robin epoch, the same one
+    RAEC's epochs use (``elimination.allocate_round_robin``)."""
+    return allocate_round_robin(np.asarray(need, dtype=np.int64), max(int(budget), 0))
 
 
 def eliminate_on_f(CF, counts, rounds: int, N: int, scale: float):

@@ -59,23 +59,31 @@ class UCBCommit(CommitPolicy):
 
 
 @njit(cache=True)
+def nb_ucb_arm(t, sumf, counts):
+    """UCB1's arm in round t (section 7.2): arm t-1 while t <= K, then argmax_i sumf_i / n_i + sqrt(2 log t / n_i)
+    with n_i the pulls before round t, lowest index on ties. Shared with UCB-Portfolio's experiment phase."""
+    K = counts.size
+    if t <= K:
+        return t - 1
+    log_t = math.log(t)
+    arm = 0
+    best = -np.inf
+    for i in range(K):
+        index = sumf[i] / counts[i] + math.sqrt(2.0 * log_t / counts[i])
+        if index > best:
+            best = index
+            arm = i
+    return arm
+
+
+@njit(cache=True)
 def _ucb_run(N, use_table, F, G, env, pol, kind, mu_f, mu_g, cdf, fv, gv, counts, sumf, sumg):
     K = counts.size
     counts[:] = 0
     sumf[:] = 0.0
     sumg[:] = 0.0
     for t in range(1, N + 1):
-        if t <= K:
-            arm = t - 1
-        else:
-            log_t = math.log(t)
-            arm = 0
-            best = -np.inf
-            for i in range(K):
-                index = sumf[i] / counts[i] + math.sqrt(2.0 * log_t / counts[i])
-                if index > best:
-                    best = index
-                    arm = i
+        arm = nb_ucb_arm(t, sumf, counts)
         counts[arm] += 1
         if use_table:
             x = F[arm, counts[arm]]

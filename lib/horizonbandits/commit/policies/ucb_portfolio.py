@@ -17,6 +17,7 @@ from numba import njit
 from ..concave import PolicyRun, PortfolioProblem, PortfolioTables
 from ..portfolio import solver_for
 from .base import register_portfolio_policy
+from .ucb import nb_ucb_arm
 
 
 # ----------------------------------------------------------------------------------------------
@@ -34,15 +35,7 @@ def _ucb_kernel(F, N, arms_out):
     s = np.zeros(K)
     record = arms_out.shape[0] == N
     for t in range(1, N + 1):
-        if t <= K:
-            arm = t - 1
-        else:
-            log_t = math.log(t)
-            arm, best = 0, -np.inf
-            for i in range(K):
-                b = s[i] / n[i] + math.sqrt(2.0 * log_t / n[i])
-                if b > best:
-                    arm, best = i, b
+        arm = nb_ucb_arm(t, s, n)  # the same UCB1 step as UCBCommit
         s[arm] += F[arm, n[arm]]
         n[arm] += 1
         if record:
