@@ -9,7 +9,8 @@ Modules: ``problem`` (CommitProblem), ``policies`` (RAEC, UCBCommit, UniformComm
 imported on first use, the portfolio policies ROSCOC and UCB-Portfolio),
 ``elimination`` (the epoch engine shared by the elimination policies), ``commitment`` (the commit step),
 ``sampling`` (seeds, block sums, outcome tables), ``simulate``, ``grid`` (tidy tables for notebooks),
-``theory`` and ``instances``.
+``theory`` and ``instances``; ``portfolio_model`` (the portfolio problem of section 6.2, its simulate and grid;
+``concave`` is its old name) with ``portfolio`` (rewards, solvers) and ``portfolio_instances``.
 """
 from . import instances, theory
 from .grid import run_grid, slope, summarise
@@ -26,7 +27,7 @@ __all__ = ["CommitProblem", "CommitPolicy", "CommitResult", "RAEC", "UCBCommit",
 _PORTFOLIO_EXPORTS = {
     "portfolio_solve": ".portfolio", "portfolio_solve_exact": ".portfolio", "QuadraticReward": ".portfolio",
     "ROSCOC": ".policies.roscoc", "UCBPortfolio": ".policies.ucb_portfolio", "PORTFOLIO_POLICIES": None,
-    "PortfolioProblem": ".concave", "simulate_portfolio": ".concave",
+    "PortfolioProblem": ".portfolio_model", "simulate_portfolio": ".portfolio_model",
 }
 __all__ += list(_PORTFOLIO_EXPORTS)
 

@@ -12,7 +12,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import check_choice, check_int, check_real
-from .concave import PortfolioProblem, PortfolioTables, clipped_normal_moments
+from .portfolio_model import PortfolioProblem, PortfolioTables, clipped_normal_moments
 from .portfolio import QuadraticReward
 
 #: Outcome locations o_1..o_5 of section 7.3, one column per arm (d = 3).

@@ -58,11 +58,11 @@ def simulate(problem: CommitProblem, policy: CommitPolicy, n_seeds: int = 1, see
     block sums and is the fast path; ``draws="table"`` pre-draws every pull's outcome (common random
     numbers across policies, exact agreement with the references; slower, memory K x N per run).
 
-    A portfolio problem (``instances.section73``, ``concave.PortfolioProblem``) is handed to
-    ``concave.simulate`` with its ROSCOC / UCBPortfolio policies, so one entry point serves both models.
+    A portfolio problem (``instances.section73``, ``portfolio_model.PortfolioProblem``) is handed to
+    ``portfolio_model.simulate`` with its ROSCOC / UCBPortfolio policies, so one entry point serves both models.
     """
     if type(problem).__name__ == "PortfolioProblem":
-        from .concave import simulate as simulate_portfolio
+        from .portfolio_model import simulate as simulate_portfolio
         return simulate_portfolio(problem, policy, n_seeds=n_seeds, seed=seed)
     if not isinstance(problem, CommitProblem):
         raise ValueError(f"problem={problem!r} is not allowed: expected a CommitProblem")

@@ -16,7 +16,7 @@ On the same tables and stream seed ``run_table`` and ``reference`` agree exactly
 commitment); ``run_batch`` agrees with them in distribution. Tests check both.
 
 The portfolio policies of section 6.2 (ROSCOC, UCB-Portfolio) have another interface (``run(problem,
-tables, stream_seed, trace)`` on a ``concave.PortfolioProblem``) and their own registry,
+tables, stream_seed, trace)`` on a ``portfolio_model.PortfolioProblem``) and their own registry,
 ``PORTFOLIO_POLICIES``, filled by ``register_portfolio_policy`` when their modules are imported (they
 need cvxpy, so ``horizonbandits.commit.PORTFOLIO_POLICIES`` imports them on first use).
 """

@@ -1,9 +1,9 @@
 """ROSCOC for the concave-commitment model (section 6.2 of the RAEC paper); its baseline UCB-Portfolio is in ``ucb_portfolio``.
 
-ROSCOC takes a :class:`~horizonbandits.commit.concave.PortfolioProblem` and one seed's
-:class:`~horizonbandits.commit.concave.PortfolioTables` and return a
-:class:`~horizonbandits.commit.concave.PolicyRun` (pulls over the N experiment rounds and the
-committed portfolio); :func:`~horizonbandits.commit.concave.simulate` turns these into regret.
+ROSCOC takes a :class:`~horizonbandits.commit.portfolio_model.PortfolioProblem` and one seed's
+:class:`~horizonbandits.commit.portfolio_model.PortfolioTables` and return a
+:class:`~horizonbandits.commit.portfolio_model.PolicyRun` (pulls over the N experiment rounds and the
+committed portfolio); :func:`~horizonbandits.commit.portfolio_model.simulate` turns these into regret.
 
 Our copy of the paper describes ROSCOC in words only (section 6.2; the pseudo-code is in an
 appendix we do not have). Every detail below that the text does not fix is a documented parameter.
@@ -19,7 +19,7 @@ from numba import njit
 
 from ...errors import check_choice, check_real
 from ...rng import PyStream
-from ..concave import PolicyRun, PortfolioProblem, PortfolioTables, theorem63_stage1_budget
+from ..portfolio_model import PolicyRun, PortfolioProblem, PortfolioTables, theorem63_stage1_budget
 from ..elimination import allocate_round_robin
 from ..portfolio import QuadraticReward, solver_for
 from .base import register_portfolio_policy

@@ -1,8 +1,8 @@
 """UCB-Portfolio, the baseline of section 7.3 of the RAEC paper: UCB1 on f, then the plug-in portfolio.
 
-It takes a :class:`~horizonbandits.commit.concave.PortfolioProblem` and one seed's
-:class:`~horizonbandits.commit.concave.PortfolioTables` and returns a
-:class:`~horizonbandits.commit.concave.PolicyRun`; :func:`~horizonbandits.commit.concave.simulate`
+It takes a :class:`~horizonbandits.commit.portfolio_model.PortfolioProblem` and one seed's
+:class:`~horizonbandits.commit.portfolio_model.PortfolioTables` and returns a
+:class:`~horizonbandits.commit.portfolio_model.PolicyRun`; :func:`~horizonbandits.commit.portfolio_model.simulate`
 turns these into regret. Registered in ``PORTFOLIO_POLICIES`` under its display name.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from ..concave import PolicyRun, PortfolioProblem, PortfolioTables
+from ..portfolio_model import PolicyRun, PortfolioProblem, PortfolioTables
 from ..portfolio import solver_for
 from .base import register_portfolio_policy
 from .ucb import nb_ucb_arm
