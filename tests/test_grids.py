@@ -85,3 +85,28 @@ def test_portfolio_grid_chunks_backends_and_cache(tmp_path, monkeypatch):
     loky = concave.portfolio_grid(section73, [200, 400], pols, n_seeds=3, seed=1, n_jobs=2, cache=False)
     for df in (chunked, cached, loky):
         pd.testing.assert_frame_equal(df.drop(columns="seconds"), ref.drop(columns="seconds"))
+
+
+def test_rising_grid_rows_name_their_root_seed(tmp_path):
+    """root_seed: simulate(inst, policy, T, n_seeds, seed=root_seed) gives each row's seed index its regret, fresh
+    and from the cache (which holds pull counts, not the table)."""
+    from horizonbandits.experiments import instance_seed, run_grid
+    from horizonbandits.rising import CureUCB, RedUCB, ltf_random
+    from horizonbandits.rising import simulate as rising_simulate
+    rng = np.random.default_rng(4)
+    insts = {"a": ltf_random(rng, K=3, T_ref=500), "b": ltf_random(rng, K=4, T_ref=500)}
+    pols = {"CURE": CureUCB(), "Red": RedUCB()}  # horizon-aware, and read off one run to the largest T
+    fresh = run_grid(insts, pols, [250, 500], n_seeds=4, seed=7, backend="sequential", cache_dir=tmp_path, progress=False)
+    cached = run_grid(insts, pols, [250, 500], n_seeds=4, seed=7, backend="sequential", cache_dir=tmp_path, progress=False)
+    pd.testing.assert_frame_equal(fresh.drop(columns="wall_time"), cached.drop(columns="wall_time"))
+    for key, inst in insts.items():
+        rows = fresh[fresh.instance == key]
+        assert set(rows.root_seed) == {instance_seed(7, inst)} and instance_seed(7, inst) != 7
+    checked = 0
+    for row in fresh[fresh.seed.isin([0, 3])].itertuples():
+        res = rising_simulate(insts[row.instance], pols[row.policy], row.T, n_seeds=row.seed + 1, seed=row.root_seed)
+        assert res.regret[row.seed] == row.regret
+        checked += 1
+    assert checked == 2 * 2 * 2 * 2
+    other = run_grid(insts, pols, [250], n_seeds=1, seed=8, backend="sequential", cache=False, progress=False)
+    assert not set(other.root_seed) & set(fresh.root_seed)  # another root seed, other roots

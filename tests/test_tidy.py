@@ -51,3 +51,23 @@ def test_bad_problems():
         tidy_grid({"x": 3}, {}, n_seeds=1)
     with pytest.raises(ValueError, match="horizons"):
         tidy_grid({"7.2": commit_instances.section72(300, 0.5)}, {"UCB": UCBCommit()}, [300], n_seeds=1)
+
+
+def test_every_model_names_the_root_seed_that_simulate_takes():
+    from horizonbandits.commit import simulate as commit_simulate
+    from horizonbandits.commit.concave import simulate as portfolio_simulate
+    from horizonbandits.rising import simulate as rising_simulate
+    inst = ltf_random(np.random.default_rng(3), K=3, T_ref=400)
+    rising = tidy_grid({"a": inst}, {"CURE": CureUCB()}, [400], n_seeds=3, seed=5, **KW)
+    assert list(rising.columns[:7]) == TIDY_COLUMNS + ["root_seed"] and rising.root_seed.nunique() == 1
+    res = rising_simulate(inst, CureUCB(), 400, n_seeds=3, seed=int(rising.root_seed.iloc[0]))
+    assert np.array_equal(rising.regret.to_numpy(), res.regret)
+    problem = commit_instances.section72(300, 0.5)
+    commit = tidy_grid({"7.2": problem}, {"UCB": UCBCommit()}, n_seeds=4, seed=6, **KW)
+    assert list(commit.columns[:7]) == TIDY_COLUMNS + ["root_seed"] and set(commit.root_seed) == {6}
+    res = commit_simulate(problem, UCBCommit(), n_seeds=4, seed=6)
+    assert np.array_equal(commit.regret.to_numpy(), res.regret)
+    portfolio = tidy_grid({"7.3": section73(200)}, {"ROSCOC": ROSCOC()}, n_seeds=2, seed=4, **KW)
+    assert list(portfolio.columns[:7]) == TIDY_COLUMNS + ["root_seed"] and set(portfolio.root_seed) == {4}
+    res = portfolio_simulate(section73(200), ROSCOC(), n_seeds=2, seed=4)
+    assert np.array_equal(portfolio.regret.to_numpy(), res.regret)

@@ -58,7 +58,7 @@ from .cache import CacheWarning, ResultCache, code_digest, default_cache_dir, di
 from .executor import (BACKENDS, _DASK_CLIENTS, close_dask_clients, cluster_address,  # noqa: F401
                        resolve_backend, run_tasks, workers_for)
 
-COLUMNS = ["instance", "policy", "T", "seed", "regret", "optimal_pulls", "optimal_arm", "K", "wall_time"]
+COLUMNS = ["instance", "policy", "T", "seed", "root_seed", "regret", "optimal_pulls", "optimal_arm", "K", "wall_time"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -228,13 +228,15 @@ def run_grid(instances, policies, horizons, n_seeds: int, seed: int = 0, backend
         uses its own observation model (``inst.noise``).
     policies : dict label -> RisingPolicy, or a sequence (labelled by ``policy.label``).
     horizons : int or sequence of ints, each <= every instance's T_max.
-    n_seeds, seed : seed indices 0..n_seeds-1 of the root seed ``seed``.
+    n_seeds, seed : seed indices 0..n_seeds-1 of each instance's own root, which ``seed`` and the
+        instance's digest determine (``seeds.grid_instance_seed``); the table's ``root_seed`` names it.
     backend : "loky" (joblib processes), "dask" (dask.distributed: the scheduler at ``address``,
         or a LocalCluster with ``n_jobs`` single-threaded workers), or "sequential" (in process).
     cache : read and write ``cache_dir`` (default ``outputs/cache``, or ``$HB_CACHE_DIR``).
     chunk_size : seeds per task. Results do not depend on it nor on ``n_jobs``.
 
-    Columns: instance, policy, T, seed (seed index), regret (pseudo-regret at T against the
+    Columns: instance, policy, T, seed (seed index), root_seed (the instance's root: ``simulate(inst,
+    policy, T, n_seeds, seed=root_seed)`` gives the row's seed index the same regret), regret (pseudo-regret at T against the
     optimal arm for T), optimal_pulls (pulls of that arm), optimal_arm, K, wall_time (seconds of
     the kernel call that produced the row; rows read off one horizon-agnostic run share it).
     """
@@ -301,7 +303,8 @@ def run_grid(instances, policies, horizons, n_seeds: int, seed: int = 0, backend
         run_tasks(backend, run_task, args, [t.cost for t in tasks], workers_for(n_jobs), address, absorb, progress)
     finally:
         store.report()
-    return _assemble(instances, policies, horizons, runs, chunks, results)
+    roots = {key: ids[1] for key, ids in inst_ids.items()}
+    return _assemble(instances, policies, horizons, runs, chunks, results, roots)
 
 
 def _check_entry(arrays: dict, run: Run, chunk, K: int) -> str | None:
@@ -321,7 +324,9 @@ def _check_entry(arrays: dict, run: Run, chunk, K: int) -> str | None:
     return None
 
 
-def _assemble(instances, policies, horizons, runs, chunks, results) -> pd.DataFrame:
+def _assemble(instances, policies, horizons, runs, chunks, results, roots) -> pd.DataFrame:
+    """The table, built from the cached or fresh pull counts (the cache holds no table, so adding a column
+    keeps its entries)."""
     frames = []
     for key, inst in instances.items():
         best = {T: optimal_arm(inst, T) for T in horizons}
@@ -335,7 +340,7 @@ def _assemble(instances, policies, horizons, runs, chunks, results) -> pd.DataFr
                 collected = inst.prefix[arms, p].sum(axis=1)
                 frames.append(pd.DataFrame({
                     "instance": [key] * p.shape[0], "policy": run.policy, "T": T,
-                    "seed": np.arange(p.shape[0]), "regret": best_value[T] - collected,
+                    "seed": np.arange(p.shape[0]), "root_seed": roots[key], "regret": best_value[T] - collected,
                     "optimal_pulls": p[:, best[T]], "optimal_arm": best[T], "K": inst.K, "wall_time": wall}))
     # Built in (instance, policy, T, seed) order: runs are planned policy by policy, T ascending.
     df = pd.concat(frames, ignore_index=True)[COLUMNS]

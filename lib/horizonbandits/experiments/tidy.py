@@ -6,7 +6,11 @@ commitment problems, ``commit.concave.portfolio_grid`` for portfolio problems) w
 backends, cache and ``$HB_DASK_ADDRESS``, and returns one row per (problem, policy, T, seed index)
 with the columns
 
-    model, problem, policy, T, seed_index, regret, <the model's own parts>
+    model, problem, policy, T, seed_index, regret, root_seed, <the model's own parts>
+
+root_seed is the root whose seed index ``seed_index`` the row ran, so that the model's ``simulate``
+with ``seed=root_seed`` reproduces it: for rising instances each instance's own root (see
+``experiments.run_grid``), for commitment and portfolio problems ``seed`` itself.
 
 model is "rising", "commitment" or "portfolio". The model's parts: rising: optimal_pulls,
 optimal_arm, K, wall_time; commitment: N, experiment, commitment, committed; portfolio: N,
@@ -79,7 +83,7 @@ def tidy_grid(problems, policies, horizons=None, n_seeds: int = 1, seed: int = 0
     if model == "rising":
         from . import run_grid
         df = run_grid(dict(labelled), policies, horizons, n_seeds, seed, **run, **options)
-        out = df.rename(columns={"instance": "problem", "seed": "seed_index"})
+        out = df.rename(columns={"instance": "problem", "seed": "seed_index"})  # root_seed comes with it
     elif model == "commitment":
         from ..commit.grid import run_grid as commit_grid
         cases = [{"problem_label": label, "T": p.T, "N": p.N, "problem": p} for label, p in labelled]
@@ -99,5 +103,7 @@ def tidy_grid(problems, policies, horizons=None, n_seeds: int = 1, seed: int = 0
         if names is not None:
             out["policy"] = out["policy"].map({getattr(pol, "label", type(pol).__name__): key for key, pol in names.items()})
     out = out.assign(model=model)
-    rest = [c for c in out.columns if c not in LEADING]
-    return out[LEADING + rest].reset_index(drop=True)
+    if model != "rising":
+        out["root_seed"] = seed  # these grids run seed indices 0..n_seeds-1 of ``seed`` itself
+    rest = [c for c in out.columns if c not in LEADING + ["root_seed"]]
+    return out[LEADING + ["root_seed"] + rest].reset_index(drop=True)
