@@ -38,7 +38,8 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # numerical module is covered without touching this list.
 NOT_NUMERICAL = ("cli.py", "workbook", "plotting.py", "claims.py", "outputs.py", "testing.py",
                  "stats.py", "_numba_cache.py", "experiments/cache.py", "experiments/executor.py",
-                 "experiments/runner.py", "experiments/tidy.py", "experiments/figure2.py")
+                 "experiments/runner.py", "experiments/tidy.py", "experiments/figure2.py",
+                 "experiments/ablations.py")
 
 
 class CacheWarning(UserWarning):
