@@ -91,3 +91,15 @@ def test_distance_and_reach():
     assert sweep.reach.loc["1/4", ["low", "high"]].tolist() == [140, 350]
     note = sweep.closest_note()
     assert note.startswith("closest reading w = 0 (distance 0%)") and "closest consistent sweep reading w = 0.5" in note
+
+
+def test_bad_arguments_name_the_parameter():
+    pols = ablations.window_policies([0.5], sigma=0.01)
+    with pytest.raises(ValueError, match="instance_sets"):
+        ablations.window({}, pols, T, SEEDS, **GRID)
+    with pytest.raises(ValueError, match=r"policies\['SW'\]"):
+        ablations.window(sets(), {"SW": make_policies(["SW-UCB"])["SW-UCB"]}, T, SEEDS, **GRID)
+    with pytest.raises(ValueError, match=r"instance_sets has keys .*\(family, sigma\)"):
+        ablations.noise(sets(), ["CURE-UCB"], T, SEEDS, **GRID)
+    with pytest.raises(ValueError, match="eps"):
+        ablations.window_policies([0.75], sigma=0.01)  # CURE-UCB's window fraction lies in [0, 1/2]

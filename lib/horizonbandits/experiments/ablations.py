@@ -61,6 +61,14 @@ def table2_value(family: str, policy: str, sigma: float) -> float:
     return TABLE2.get((family, policy), [np.nan] * len(TABLE2_SIGMAS))[TABLE2_SIGMAS.index(sigma)]
 
 
+def _check_sets(name: str, sets, pairs: str | None = None) -> None:
+    """A one-line error unless ``sets`` is a non-empty mapping (with ``pairs``: of 2-tuples) to instance sets."""
+    if not isinstance(sets, Mapping) or not sets:
+        raise ValueError(f"{name}={sets!r} is not allowed: expected a non-empty dict of instance sets")
+    if pairs and not all(isinstance(k, tuple) and len(k) == 2 for k in sets):
+        raise ValueError(f"{name} has keys {list(sets)!r}: expected {pairs} pairs")
+
+
 def _grid(instances, policies, T: int, n_seeds: int, seed: int, grid_options: dict) -> pd.DataFrame:
     from . import run_grid
     return run_grid(instances, policies, [T], n_seeds, seed=seed, **grid_options)
@@ -145,7 +153,8 @@ class WindowAblation:
 
     def paper_table(self) -> pd.DataFrame:
         """Ours, the paper's and their ratio, one row per eps, one column block per family."""
-        return self.table.pivot(index="eps", columns="family", values=["ours", "paper", "ours / paper"]).reindex(list(self.policies))
+        wide = self.table.pivot(index="eps", columns="family", values=["ours", "paper", "ours / paper"])
+        return wide.reindex(list(self.policies))
 
     def sweep_table(self) -> pd.DataFrame:
         """Mean regret per eps under each reading, the paper's column, and a last row with each reading's distance."""
@@ -181,6 +190,11 @@ def window(instance_sets: Mapping, policies: Mapping, T: int, n_seeds: int, *, b
     ``<name>_paired_differences``, ``<name>_blend_sweep`` and the figure ``<name>_regret``.
     ``grid_options`` go to ``run_grid`` (backend, cache, n_jobs, address).
     """
+    _check_sets("instance_sets", instance_sets)
+    for label, pol in dict(policies).items():
+        if not isinstance(getattr(pol, "eps", None), float):
+            raise ValueError(f"policies[{label!r}]={pol!r} is not allowed: expected a CURE-UCB with a window fraction eps "
+                             "(see window_policies)")
     frames = [_grid(inst, policies, T, n_seeds, seed, grid_options).assign(family=family)
               for family, inst in instance_sets.items()]
     summary = pd.concat([regret_summary(d, n_boot=n_boot).assign(family=d["family"].iloc[0]) for d in frames],
@@ -298,8 +312,9 @@ class NoiseAblation:
             s = self.summary[self.summary["family"] == family]
             for policy in self.policies:
                 p_ = s[s["policy"] == policy].sort_values("sigma")
-                lines.append(f"- {family}, {policy}: " + ", ".join(f"sigma={x:g} {v:,.0f}" for x, v in zip(p_["sigma"], p_["mean_regret"]))
-                             + (" (paper " + ", ".join(f"{v:,.0f}" for v in p_["paper"]) + ")" if p_["paper"].notna().any() else ""))
+                ours = ", ".join(f"sigma={x:g} {v:,.0f}" for x, v in zip(p_["sigma"], p_["mean_regret"]))
+                paper = " (paper " + ", ".join(f"{v:,.0f}" for v in p_["paper"]) + ")" if p_["paper"].notna().any() else ""
+                lines.append(f"- {family}, {policy}: {ours}{paper}")
         if self.sweep is not None and len(self.sweep.distance):
             lines.append(self.sweep.distance_line("Concave half"))
         return lines
@@ -318,7 +333,10 @@ def noise(instance_sets: Mapping, policies, T: int, n_seeds: int, *, policy_para
     and the figure ``<name>_regret``. ``grid_options`` go to ``run_grid`` (backend, cache, n_jobs, address).
     """
     from . import make_policies
-    policies = list(policies)
+    policies = [policies] if isinstance(policies, str) else list(policies)
+    _check_sets("instance_sets", instance_sets, pairs="(family, sigma)")
+    if blend_sets:
+        _check_sets("blend_sets", blend_sets, pairs="(w, sigma)")
     frames, summaries, diffs = [], [], []
     for (family, sigma), inst in instance_sets.items():
         pols = make_policies(policies, policy_params, sigma=sigma)
