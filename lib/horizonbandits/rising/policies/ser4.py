@@ -10,6 +10,7 @@ from numba import njit
 
 from ...errors import check_real
 from ...rng import PyStream, new_state, nb_uniform
+from ..rewards import kernel_args, observe
 from .base import RisingPolicy
 from ._common import empty_trace
 
@@ -98,7 +99,7 @@ class Ser4(RisingPolicy):
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
         delta, eps, phi = self.resolved(T, obs.K)
-        return _ser4_kernel(obs.X, T, delta, eps, phi, checkpoints, arms_out, new_state(stream_seed))
+        return _ser4_kernel(*kernel_args(obs, T), T, delta, eps, phi, checkpoints, arms_out, new_state(stream_seed))
 
     def reference(self, X, T, stream_seed=0, trace=False):
         """Plain loop over rounds. ``trace`` gives, at every time step, the empirical mean of each
@@ -152,8 +153,8 @@ class Ser4(RisingPolicy):
 
 
 @njit(cache=True)
-def _ser4_kernel(X, T, delta, eps, phi, checkpoints, arms_out, state):
-    K = X.shape[0]
+def _ser4_kernel(mode, table, sigma_x, keys, T, delta, eps, phi, checkpoints, arms_out, state):
+    K = table.shape[0]
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     active = np.arange(K)      # active arms in increasing index order, first m entries
@@ -179,7 +180,7 @@ def _ser4_kernel(X, T, delta, eps, phi, checkpoints, arms_out, state):
         arm = order[pos]
         pos += 1
         counts[arm] += 1
-        sums[arm] += X[arm, counts[arm]]
+        sums[arm] += observe(mode, table, sigma_x, keys, arm, counts[arm])
         if pos == m:
             # End of round tau: elimination test on the means of the active arms.
             leader = active[0]

@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_int, check_real
+from ..rewards import kernel_args, push_c, start_c
 from .base import RisingPolicy, round_robin_arm
 from ._common import RunningSums, empty_trace
 
@@ -120,7 +121,7 @@ class SWUCB(RisingPolicy):
         return max(int(math.floor(4.0 * math.sqrt(T * math.log(T)))), 1)
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
-        return _sw_ucb_kernel(obs.C, T, self.window(T), self.xi, self.B, checkpoints, arms_out)
+        return _sw_ucb_kernel(*kernel_args(obs, T), T, self.window(T), self.xi, self.B, checkpoints, arms_out)
 
     def reference(self, X, T, stream_seed=0, trace=False):
         """Plain loop; ``trace`` holds each index (inf for an arm absent from the window, NaN while
@@ -164,8 +165,10 @@ def _sw_ucb_index(C, i, n, m, B, xi_log):
 
 
 @njit(cache=True)
-def _sw_ucb_kernel(C, T, tau, xi, B, checkpoints, arms_out):
-    K = C.shape[0]
+def _sw_ucb_kernel(mode, table, sigma_x, keys, T, tau, xi, B, checkpoints, arms_out):
+    K = table.shape[0]
+    C = np.empty((K, T + 2))  # own running sums, filled one pull at a time from the reward source
+    start_c(C, table)
     counts = np.zeros(K, dtype=np.int64)
     m = np.zeros(K, dtype=np.int64)
     index = np.full(K, np.inf)
@@ -200,6 +203,7 @@ def _sw_ucb_kernel(C, T, tau, xi, B, checkpoints, arms_out):
                     best = index[i]
                     arm = i
         counts[arm] += 1
+        push_c(C, mode, table, sigma_x, keys, arm, counts[arm])
         pos, left = slide_window(ring, pos, m, arm, t, tau)
         pulled = arm
         if keep_arms:

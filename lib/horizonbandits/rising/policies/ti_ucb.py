@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_choice, check_int, check_real
+from ..rewards import kernel_args, push_cw, start_c, start_w
 from .base import RisingPolicy
 from ._common import RunningSums, argmax_first, empty_trace, log_table
 
@@ -131,7 +132,7 @@ class TIUCB(RisingPolicy):
         check_choice("width", self.width, WIDTHS)
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
-        return _ti_ucb_kernel(obs.C, obs.W, T, self.window, self.threshold, self.xi, self.width == "prediction",
+        return _ti_ucb_kernel(*kernel_args(obs, T), T, self.window, self.threshold, self.xi, self.width == "prediction",
                               log_table(T), checkpoints, arms_out)
 
     def reference(self, X, T, stream_seed=0, trace=False):
@@ -192,8 +193,12 @@ class TIUCB(RisingPolicy):
 
 
 @njit(cache=True)
-def _ti_ucb_kernel(C, W, T, window, threshold, xi, prediction, log_t, checkpoints, arms_out):
-    K = C.shape[0]
+def _ti_ucb_kernel(mode, table, sigma_x, keys, T, window, threshold, xi, prediction, log_t, checkpoints, arms_out):
+    K = table.shape[0]
+    C = np.empty((K, T + 2))  # own running sums, filled one pull at a time from the reward source
+    W = np.empty((K, T + 2))
+    start_c(C, table)
+    start_w(W)
     half = window // 2
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
@@ -213,6 +218,7 @@ def _ti_ucb_kernel(C, W, T, window, threshold, xi, prediction, log_t, checkpoint
         arm = argmax_first(index)
         counts[arm] += 1
         n = counts[arm]
+        push_cw(C, W, mode, table, sigma_x, keys, arm, n)
         if not converged[arm]:
             if n >= 2:
                 mean, slope, centre = line_fit(C[arm, n + 1] - C[arm, 1], W[arm, n + 1] - W[arm, 1], 1, n)

@@ -1,0 +1,115 @@
+"""Where a kernel gets the reward of pull n of arm i: a reward source, read one pull at a time.
+
+A source is four values handed to every rising kernel (``source.args``):
+
+- ``mode``: TABLE (``table`` holds the rewards themselves: a user's ``Observations(X)``, or the
+  means when the rewards are deterministic), GAUSSIAN (reward = mu_i(n) + sigma z) or BERNOULLI
+  (reward = 1 if u < mu_i(n) else 0);
+- ``table``: K x (T + 1) floats, the rewards (TABLE) or the means mu_i(n) (GAUSSIAN, BERNOULLI);
+  column 0 is X_i(0) := mu_i(0) in every mode;
+- ``sigma``: the Gaussian standard deviation (unused otherwise);
+- ``keys``: (K,) uint64, arm i's key for the counter-based draws (``horizonbandits.counter_rng``).
+
+``observe(mode, table, sigma, keys, i, n)`` is the reward of pull n >= 1 of arm i. In the random modes
+it is drawn at that moment from (keys[i], n) alone, so a kernel draws only the T rewards it reads,
+and any two kernels (and ``draw_observations``, which fills a whole table with the same function)
+see the same number for pull n of arm i. Kernels keep their own running sums (``push_c`` and
+``push_cw`` append one pull, with the roundings of ``Observations.C`` / ``.W``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..counter_rng import nb_pull_normal, nb_pull_uniform
+
+TABLE, GAUSSIAN, BERNOULLI = 0, 1, 2
+
+
+class RewardSource:
+    """Lazy rewards of one replication: the means, the noise model and one key per arm."""
+
+    def __init__(self, mode: int, table: np.ndarray, sigma: float, keys: np.ndarray):
+        self.mode = int(mode)
+        self.table = np.ascontiguousarray(table, dtype=np.float64)
+        self.sigma = float(sigma)
+        self.keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        if self.keys.shape != (self.table.shape[0],):
+            raise ValueError(f"keys has shape {self.keys.shape}: expected one key per arm ({self.table.shape[0]},)")
+
+    @property
+    def K(self) -> int:
+        return self.table.shape[0]
+
+    @property
+    def T(self) -> int:
+        """Largest pull number the source can serve."""
+        return self.table.shape[1] - 1
+
+    @property
+    def args(self) -> tuple:
+        return self.mode, self.table, self.sigma, self.keys
+
+    def table_of(self, T: int) -> np.ndarray:
+        """The rewards of pulls 0..T of every arm as a K x (T + 1) table (what the kernels read)."""
+        X = np.empty((self.K, T + 1))
+        _fill(self.mode, self.table, self.sigma, self.keys, X)
+        return X
+
+
+def kernel_args(obs, T: int) -> tuple:
+    """``obs.args`` after checking that ``obs`` (an ``Observations`` or a ``RewardSource``) covers T pulls."""
+    if T > obs.T:
+        raise ValueError(f"T={T} is not allowed: the rewards cover at most {obs.T} pulls per arm")
+    return obs.args
+
+
+@njit(cache=True, inline="always")
+def observe(mode, table, sigma, keys, i, n):
+    """Reward of pull n >= 1 of arm i (see the module docstring)."""
+    if mode == GAUSSIAN:
+        return table[i, n] + sigma * nb_pull_normal(keys[i], n)
+    if mode == BERNOULLI:
+        return 1.0 if nb_pull_uniform(keys[i], n) < table[i, n] else 0.0
+    return table[i, n]
+
+
+@njit(cache=True, inline="always")
+def start_c(C, table):
+    """C[i, 0] = -X_i(0), C[i, 1] = 0 (the layout of ``Observations.C``)."""
+    for i in range(C.shape[0]):
+        C[i, 0] = -table[i, 0]
+        C[i, 1] = 0.0
+
+
+@njit(cache=True, inline="always")
+def start_w(W):
+    """W[i, 0] = W[i, 1] = 0 (``Observations.W``: the l = 0 term is 0 X_i(0))."""
+    for i in range(W.shape[0]):
+        W[i, 0] = 0.0
+        W[i, 1] = 0.0
+
+
+@njit(cache=True, inline="always")
+def push_c(C, mode, table, sigma, keys, i, n):
+    """Append pull n of arm i to C (C[i, n + 1] = C[i, n] + X_i(n)); returns X_i(n)."""
+    x = observe(mode, table, sigma, keys, i, n)
+    C[i, n + 1] = C[i, n] + x
+    return x
+
+
+@njit(cache=True, inline="always")
+def push_cw(C, W, mode, table, sigma, keys, i, n):
+    """Append pull n of arm i to C and to W (W[i, n + 1] = W[i, n] + n X_i(n))."""
+    x = observe(mode, table, sigma, keys, i, n)
+    C[i, n + 1] = C[i, n] + x
+    W[i, n + 1] = W[i, n] + x * float(n)
+    return x
+
+
+@njit(cache=True)
+def _fill(mode, table, sigma, keys, X):
+    for i in range(X.shape[0]):
+        X[i, 0] = table[i, 0]
+        for n in range(1, X.shape[1]):
+            X[i, n] = observe(mode, table, sigma, keys, i, n)
