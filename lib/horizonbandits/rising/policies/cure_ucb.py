@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..rewards import kernel_args, push_c, start_c
+from ..rewards import fill_c, kernel_args, start_c
 from .base import RisingPolicy, round_robin_arm
 from ._common import (RunningSums, check_eps, check_init_pulls, check_sigma, empty_trace, log_table,
                       py_window_size, window_size)
@@ -123,19 +123,21 @@ def _cure_kernel(mode, table, sigma_x, keys, T, eps, sigma, init_pulls, log_t, c
     #   a pull only copies a row instead of putting table reads and divisions on the chain;
     # - rows are per arm (K x 4) and the index loop is scalar: a vector load right after a
     #   scalar store to the same line stalls on store forwarding, which cost more than SIMD saved.
-    # Rewards come from the source (``rising.rewards``) into the kernel's own running sums C, one
-    # pull at a time: the statistics ahead need the reward of the arm's next pull, so that reward is
-    # drawn when the arm is pulled (it is a function of (arm, pull number): the same number later).
+    # Rewards come from the source (``rising.rewards``) into the kernel's own running sums C, a block
+    # of pulls of one arm at a time (``filled``: the last pull in C); the statistics ahead need the
+    # reward of the arm's next pull, which is why a block is drawn before it is reached (the rewards
+    # are functions of (arm, pull number): drawn early, they are the same numbers).
     K = table.shape[0]
     max_count = T
     C = np.empty((K, T + 2))  # only the entries of pulls made (and the next one) are ever written
     start_c(C, table)
+    filled = np.zeros(K, dtype=np.int64)
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     stats = np.zeros((K, 4))
     ahead = np.zeros((K, 4))
     for i in range(K):
-        push_c(C, mode, table, sigma_x, keys, i, 1)
+        filled[i] = fill_c(C, mode, table, sigma_x, keys, i, 1, max_count)
         _window_stats(C, i, 1, eps, ahead)
     n_init = K * init_pulls
     ci = 0
@@ -165,7 +167,8 @@ def _cure_kernel(mode, table, sigma_x, keys, T, eps, sigma, init_pulls, log_t, c
             stats[arm, k] = ahead[arm, k]
         counts[arm] += 1
         if counts[arm] < max_count:
-            push_c(C, mode, table, sigma_x, keys, arm, counts[arm] + 1)
+            if counts[arm] + 1 > filled[arm]:
+                filled[arm] = fill_c(C, mode, table, sigma_x, keys, arm, filled[arm] + 1, max_count)
             _window_stats(C, arm, counts[arm] + 1, eps, ahead)
         prev = arm
         # Bookkeeping written out, as in every kernel: a shared inline helper taking counts, checkpoints,

@@ -11,7 +11,7 @@ from numba import njit
 
 from ...errors import check_int, check_real
 from ...rng import PyStream, new_state, nb_normal_step
-from ..rewards import kernel_args, push_c, start_c
+from ..rewards import fill_c, kernel_args, start_c
 from .base import RisingPolicy, round_robin_arm
 from ._common import RunningSums, empty_trace
 
@@ -107,8 +107,9 @@ class ETSWGTS(RisingPolicy):
 @njit(cache=True)
 def _et_swgts_kernel(mode, table, sigma_x, keys, T, window, explore, gamma, checkpoints, arms_out, state):
     K = table.shape[0]
-    C = np.empty((K, T + 2))  # own running sums, filled one pull at a time from the reward source
+    C = np.empty((K, T + 2))  # own running sums, filled from the reward source a block of pulls at a time
     start_c(C, table)
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     # Posterior of each arm, recomputed only when the arm is pulled: mean and standard deviation.
@@ -135,7 +136,8 @@ def _et_swgts_kernel(mode, table, sigma_x, keys, T, window, explore, gamma, chec
                 arm = i if better else arm
         counts[arm] += 1
         n = counts[arm]
-        push_c(C, mode, table, sigma_x, keys, arm, n)
+        if n > filled[arm]:
+            filled[arm] = fill_c(C, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
         h = n if n < window else window
         mean[arm] = (C[arm, n + 1] - C[arm, n - h + 1]) / h
         sd[arm] = 1.0 / math.sqrt(gamma * h)

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_choice, check_real
-from ..rewards import kernel_args, push_cw, start_c, start_w
+from ..rewards import fill_cw, kernel_args, start_c, start_w
 from .base import RisingPolicy
 from ._common import RunningSums, check_sigma, empty_trace
 from .ti_ucb import line_fit, py_line_fit
@@ -144,10 +144,11 @@ class RedAE(RisingPolicy):
 @njit(cache=True)
 def _red_ae_kernel(mode, table, sigma_x, keys, T, sigma, log_term, whole_horizon, checkpoints, arms_out):
     K = table.shape[0]
-    C = np.empty((K, T + 2))  # own running sums, filled one pull at a time from the reward source
+    C = np.empty((K, T + 2))  # own running sums, filled from the reward source a block of pulls at a time
     W = np.empty((K, T + 2))
     start_c(C, table)
     start_w(W)
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C and W
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     active = np.arange(K)   # candidates in increasing index order: the first n_active entries
@@ -160,7 +161,8 @@ def _red_ae_kernel(mode, table, sigma_x, keys, T, sigma, log_term, whole_horizon
         arm = active[pos]
         pos += 1
         counts[arm] += 1
-        push_cw(C, W, mode, table, sigma_x, keys, arm, counts[arm])
+        if counts[arm] > filled[arm]:
+            filled[arm] = fill_cw(C, W, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
         # Bookkeeping written out inline: a helper call would cost more than a round here.
         if keep_arms:
             arms_out[t - 1] = arm

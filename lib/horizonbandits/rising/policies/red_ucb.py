@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_real
-from ..rewards import kernel_args, push_cw, start_c, start_w
+from ..rewards import fill_cw, kernel_args, start_c, start_w
 from .base import RisingPolicy, round_robin_arm
 from ._common import (RunningSums, check_eps, check_init_pulls, check_sigma, empty_trace, log_table,
                       py_window_size, window_size)
@@ -167,20 +167,21 @@ def _red_kernel(mode, table, sigma_x, keys, T, eps, sigma, delta_exponent, init_
     # Same layout as the CURE-UCB kernel, for the same reasons: the best of the arms not pulled last
     # round is found off the critical path and compared once with the last-pulled arm; statistics
     # after one more pull are computed a round ahead; per-arm rows and a scalar index loop.
-    # Rewards come from the source into the kernel's own C and W, the next pull's reward ahead (as
-    # in the CURE-UCB kernel).
+    # Rewards come from the source into the kernel's own C and W, in blocks and ahead of the pull that
+    # needs them (as in the CURE-UCB kernel).
     K = table.shape[0]
     max_count = T
     C = np.empty((K, T + 2))
     W = np.empty((K, T + 2))
     start_c(C, table)
     start_w(W)
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C and W
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     stats = np.zeros((K, _NSTAT))
     ahead = np.zeros((K, _NSTAT))
     for i in range(K):
-        push_cw(C, W, mode, table, sigma_x, keys, i, 1)
+        filled[i] = fill_cw(C, W, mode, table, sigma_x, keys, i, 1, max_count)
         _window_stats(C, W, i, 1, eps, ahead)
     n_init = K * init_pulls
     ci = 0
@@ -208,7 +209,8 @@ def _red_kernel(mode, table, sigma_x, keys, T, eps, sigma, delta_exponent, init_
             stats[arm, k] = ahead[arm, k]
         counts[arm] += 1
         if counts[arm] < max_count:
-            push_cw(C, W, mode, table, sigma_x, keys, arm, counts[arm] + 1)
+            if counts[arm] + 1 > filled[arm]:
+                filled[arm] = fill_cw(C, W, mode, table, sigma_x, keys, arm, filled[arm] + 1, max_count)
             _window_stats(C, W, arm, counts[arm] + 1, eps, ahead)
         prev = arm
         # Bookkeeping written out, as in every kernel: a shared inline helper taking counts, checkpoints,

@@ -11,7 +11,7 @@ from numba import njit
 
 from ...errors import check_int, check_real
 from ...rng import PyStream, nb_uniform, new_state
-from ..rewards import kernel_args, observe
+from ..rewards import fill_x, kernel_args
 from .base import RisingPolicy
 from ._common import empty_trace
 
@@ -121,6 +121,8 @@ class Rexp3(RisingPolicy):
 @njit(cache=True)
 def _rexp3_kernel(mode, table, sigma_x, keys, T, batch, gamma, checkpoints, arms_out, state):
     K = table.shape[0]
+    X = np.empty((K, T + 1))  # rewards, filled from the reward source a block of pulls at a time
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in X
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     w = np.ones(K)
@@ -151,7 +153,9 @@ def _rexp3_kernel(mode, table, sigma_x, keys, T, batch, gamma, checkpoints, arms
                 arm = k
                 break
         counts[arm] += 1
-        x = min(max(observe(mode, table, sigma_x, keys, arm, counts[arm]), 0.0), 1.0)
+        if counts[arm] > filled[arm]:
+            filled[arm] = fill_x(X, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
+        x = min(max(X[arm, counts[arm]], 0.0), 1.0)
         x_hat = x / p[arm]
         w[arm] = w[arm] * math.exp(gamma * x_hat / K)
         if w[arm] > _RESCALE_ABOVE:

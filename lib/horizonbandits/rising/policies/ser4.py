@@ -10,7 +10,7 @@ from numba import njit
 
 from ...errors import check_real
 from ...rng import PyStream, new_state, nb_uniform
-from ..rewards import kernel_args, observe
+from ..rewards import fill_x, kernel_args
 from .base import RisingPolicy
 from ._common import empty_trace
 
@@ -155,6 +155,8 @@ class Ser4(RisingPolicy):
 @njit(cache=True)
 def _ser4_kernel(mode, table, sigma_x, keys, T, delta, eps, phi, checkpoints, arms_out, state):
     K = table.shape[0]
+    X = np.empty((K, T + 1))  # rewards, filled from the reward source a block of pulls at a time
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in X
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     active = np.arange(K)      # active arms in increasing index order, first m entries
@@ -180,7 +182,9 @@ def _ser4_kernel(mode, table, sigma_x, keys, T, delta, eps, phi, checkpoints, ar
         arm = order[pos]
         pos += 1
         counts[arm] += 1
-        sums[arm] += observe(mode, table, sigma_x, keys, arm, counts[arm])
+        if counts[arm] > filled[arm]:
+            filled[arm] = fill_x(X, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
+        sums[arm] += X[arm, counts[arm]]
         if pos == m:
             # End of round tau: elimination test on the means of the active arms.
             leader = active[0]

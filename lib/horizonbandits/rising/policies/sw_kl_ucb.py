@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_int, check_real
-from ..rewards import kernel_args, observe
+from ..rewards import fill_x, kernel_args
 from .base import RisingPolicy, round_robin_arm
 from ._common import RunningSums, empty_trace
 
@@ -284,6 +284,8 @@ def _sw_kl_ucb_kernel(mode, table, sigma_x, keys, T, tau, c, kl_steps, checkpoin
     # Everything below is written out in this one function: a helper call that takes arrays pays
     # reference-count updates every time, more than the bookkeeping itself.
     K = table.shape[0]
+    X = np.empty((K, T + 1))  # rewards, filled from the reward source a block of pulls at a time
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in X
     size = min(tau, T)
     counts = np.zeros(K, dtype=np.int64)
     m = np.zeros(K, dtype=np.int64)  # pulls of each arm in the window
@@ -373,7 +375,9 @@ def _sw_kl_ucb_kernel(mode, table, sigma_x, keys, T, tau, c, kl_steps, checkpoin
         n = counts[arm]
         hd = head[arm]
         nxt = hd + 1 if hd + 1 < L else 0
-        R[arm, nxt] = R[arm, hd] + min(max(observe(mode, table, sigma_x, keys, arm, n), 0.0), 1.0)
+        if n > filled[arm]:
+            filled[arm] = fill_x(X, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
+        R[arm, nxt] = R[arm, hd] + min(max(X[arm, n], 0.0), 1.0)
         head[arm] = nxt
         # Slide the window past round t: round t - tau leaves, and its count goes back to the arm
         # pulled then (not the one pulled now).

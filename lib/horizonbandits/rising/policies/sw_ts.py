@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from ...rng import PyStream, nb_beta_int_step, nb_gamma_constants, nb_uniform_step, new_state
-from ..rewards import kernel_args, observe
+from ..rewards import fill_x, kernel_args
 from .base import RisingPolicy
 from ._common import empty_trace
 from .sw_ucb import check_window
@@ -93,6 +93,8 @@ class SWTS(RisingPolicy):
 @njit(cache=True)
 def _sw_ts_kernel(mode, table, sigma_x, keys, T, tau, checkpoints, arms_out, state):
     K = table.shape[0]
+    X = np.empty((K, T + 1))  # rewards, filled from the reward source a block of pulls at a time
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in X
     counts = np.zeros(K, dtype=np.int64)
     S = np.zeros(K, dtype=np.int64)  # successes in the window
     F = np.zeros(K, dtype=np.int64)  # failures in the window
@@ -123,7 +125,9 @@ def _sw_ts_kernel(mode, table, sigma_x, keys, T, tau, checkpoints, arms_out, sta
             best = theta if better else best
             arm = i if better else arm
         counts[arm] += 1
-        reward = min(max(observe(mode, table, sigma_x, keys, arm, counts[arm]), 0.0), 1.0)
+        if counts[arm] > filled[arm]:
+            filled[arm] = fill_x(X, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
+        reward = min(max(X[arm, counts[arm]], 0.0), 1.0)
         u, s = nb_uniform_step(s)
         y = 1 if u < reward else 0
         if t > tau:  # round t - tau leaves: its outcome goes back to the arm pulled then

@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_int, check_real
-from ..rewards import kernel_args, push_c, start_c
+from ..rewards import fill_c, kernel_args, start_c
 from .base import RisingPolicy, round_robin_arm
 from ._common import RunningSums, empty_trace
 
@@ -167,8 +167,9 @@ def _sw_ucb_index(C, i, n, m, B, xi_log):
 @njit(cache=True)
 def _sw_ucb_kernel(mode, table, sigma_x, keys, T, tau, xi, B, checkpoints, arms_out):
     K = table.shape[0]
-    C = np.empty((K, T + 2))  # own running sums, filled one pull at a time from the reward source
+    C = np.empty((K, T + 2))  # own running sums, filled from the reward source a block of pulls at a time
     start_c(C, table)
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C
     counts = np.zeros(K, dtype=np.int64)
     m = np.zeros(K, dtype=np.int64)
     index = np.full(K, np.inf)
@@ -203,7 +204,8 @@ def _sw_ucb_kernel(mode, table, sigma_x, keys, T, tau, xi, B, checkpoints, arms_
                     best = index[i]
                     arm = i
         counts[arm] += 1
-        push_c(C, mode, table, sigma_x, keys, arm, counts[arm])
+        if counts[arm] > filled[arm]:
+            filled[arm] = fill_c(C, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
         pos, left = slide_window(ring, pos, m, arm, t, tau)
         pulled = arm
         if keep_arms:

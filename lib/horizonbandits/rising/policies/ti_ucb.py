@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_choice, check_int, check_real
-from ..rewards import kernel_args, push_cw, start_c, start_w
+from ..rewards import fill_cw, kernel_args, start_c, start_w
 from .base import RisingPolicy
 from ._common import RunningSums, argmax_first, empty_trace, log_table
 
@@ -195,10 +195,11 @@ class TIUCB(RisingPolicy):
 @njit(cache=True)
 def _ti_ucb_kernel(mode, table, sigma_x, keys, T, window, threshold, xi, prediction, log_t, checkpoints, arms_out):
     K = table.shape[0]
-    C = np.empty((K, T + 2))  # own running sums, filled one pull at a time from the reward source
+    C = np.empty((K, T + 2))  # own running sums, filled from the reward source a block of pulls at a time
     W = np.empty((K, T + 2))
     start_c(C, table)
     start_w(W)
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C and W
     half = window // 2
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
@@ -218,7 +219,8 @@ def _ti_ucb_kernel(mode, table, sigma_x, keys, T, window, threshold, xi, predict
         arm = argmax_first(index)
         counts[arm] += 1
         n = counts[arm]
-        push_cw(C, W, mode, table, sigma_x, keys, arm, n)
+        if n > filled[arm]:
+            filled[arm] = fill_cw(C, W, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
         if not converged[arm]:
             if n >= 2:
                 mean, slope, centre = line_fit(C[arm, n + 1] - C[arm, 1], W[arm, n + 1] - W[arm, 1], 1, n)
