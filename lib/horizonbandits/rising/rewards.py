@@ -12,10 +12,12 @@ A source is four values handed to every rising kernel (``source.args``):
 
 ``observe(mode, table, sigma, keys, i, n)`` is the reward of pull n >= 1 of arm i. In the random modes
 it is drawn from (keys[i], n) alone, so a kernel draws only the rewards of the pulls it makes (up to
-a block's rounding) instead of a K x T table, and any two kernels (and ``draw_observations``, which fills a whole table with the same function)
-see the same number for pull n of arm i. Kernels keep their own running sums (or reward rows) and
-append an arm's rewards a block of pulls at a time (``fill_c``, ``fill_cw``, ``fill_x``; the sums
-round as ``Observations.C`` / ``.W`` do), ahead of the pull that first reads them.
+a block's rounding) instead of a K x T table, and any two kernels (and ``draw_observations``, which
+fills a whole table with the same function) see the same number for pull n of arm i.
+
+Kernels keep their own running sums (or reward rows) and append an arm's rewards a block of pulls
+at a time (``fill_c``, ``fill_cw``, ``fill_x``; the sums round as ``Observations.C`` and ``.W``
+do), ahead of the pull that first reads them.
 """
 from __future__ import annotations
 
