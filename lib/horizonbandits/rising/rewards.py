@@ -21,6 +21,8 @@ do), ahead of the pull that first reads them.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from numba import njit
 
@@ -61,10 +63,31 @@ class RewardSource:
 
 
 def kernel_args(obs, T: int) -> tuple:
-    """``obs.args`` after checking that ``obs`` (an ``Observations`` or a ``RewardSource``) covers T pulls."""
+    """``obs.args`` and a work array, after checking that ``obs`` (an ``Observations`` or a
+    ``RewardSource``) covers T pulls: (mode, table, sigma, keys, work), what every kernel takes first.
+
+    ``work`` is a 2 x K x (at least T + 2) float array for the kernel's running sums or reward rows
+    (``work[0]``, ``work[1]``), with stale contents: a kernel writes every entry before it reads it.
+    It is reused from run to run within a thread, because fresh memory costs a page fault per 4 KB
+    touched: measured 1.5 to 2 ns per round and arm at K = 5, T = 100,000 for the kernels that keep
+    two K x (T + 2) tables (2026-12-01), more than the reward draw itself.
+    """
     if T > obs.T:
         raise ValueError(f"T={T} is not allowed: the rewards cover at most {obs.T} pulls per arm")
-    return obs.args
+    return (*obs.args, _work(obs.K, T))
+
+
+_WORK = threading.local()
+_WORK_KEEP_BYTES = 256 * 2**20  # larger work arrays are not kept between runs
+
+
+def _work(K: int, T: int) -> np.ndarray:
+    work = getattr(_WORK, "array", None)
+    if work is None or work.shape[1] != K or work.shape[2] < T + 2:
+        work = np.empty((2, K, T + 2))
+        if work.nbytes <= _WORK_KEEP_BYTES:
+            _WORK.array = work
+    return work
 
 
 @njit(cache=True, inline="always")

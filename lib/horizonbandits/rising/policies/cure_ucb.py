@@ -114,7 +114,7 @@ def _index(s, i, half_remaining, remaining_sq, log_t3, sigma):
 
 
 @njit(cache=True, error_model="numpy")  # h >= 1: no division can fail, so skip numba's checks
-def _cure_kernel(mode, table, sigma_x, keys, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
+def _cure_kernel(mode, table, sigma_x, keys, work, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
     # Why it is laid out this way (CPU time per round is a dependency chain, not arithmetic):
     # - only the arm pulled last round (``prev``) has new statistics; the best of the other arms
     #   depends on nothing computed in the previous round, so the processor works it out while
@@ -129,7 +129,7 @@ def _cure_kernel(mode, table, sigma_x, keys, T, eps, sigma, init_pulls, log_t, c
     # are functions of (arm, pull number): drawn early, they are the same numbers).
     K = table.shape[0]
     max_count = T
-    C = np.empty((K, T + 2))  # only the entries of pulls made (and the next one) are ever written
+    C = work[0]  # only the entries of pulls made (and the next one) are ever written
     start_c(C, table)
     filled = np.zeros(K, dtype=np.int64)
     counts = np.zeros(K, dtype=np.int64)

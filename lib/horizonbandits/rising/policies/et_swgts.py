@@ -105,9 +105,9 @@ class ETSWGTS(RisingPolicy):
 
 
 @njit(cache=True)
-def _et_swgts_kernel(mode, table, sigma_x, keys, T, window, explore, gamma, checkpoints, arms_out, state):
+def _et_swgts_kernel(mode, table, sigma_x, keys, work, T, window, explore, gamma, checkpoints, arms_out, state):
     K = table.shape[0]
-    C = np.empty((K, T + 2))  # own running sums, filled from the reward source a block of pulls at a time
+    C = work[0]  # own running sums, filled from the reward source a block of pulls at a time
     start_c(C, table)
     filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C
     counts = np.zeros(K, dtype=np.int64)

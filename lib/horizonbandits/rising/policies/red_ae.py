@@ -142,10 +142,10 @@ class RedAE(RisingPolicy):
 
 
 @njit(cache=True)
-def _red_ae_kernel(mode, table, sigma_x, keys, T, sigma, log_term, whole_horizon, checkpoints, arms_out):
+def _red_ae_kernel(mode, table, sigma_x, keys, work, T, sigma, log_term, whole_horizon, checkpoints, arms_out):
     K = table.shape[0]
-    C = np.empty((K, T + 2))  # own running sums, filled from the reward source a block of pulls at a time
-    W = np.empty((K, T + 2))
+    C = work[0]  # own running sums, filled from the reward source a block of pulls at a time
+    W = work[1]
     start_c(C, table)
     start_w(W)
     filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C and W

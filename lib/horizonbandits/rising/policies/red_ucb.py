@@ -163,7 +163,7 @@ def _index(s, i, tf, root_ten_log, sigma, cap):
 
 
 @njit(cache=True, error_model="numpy")  # h >= 1: no division can fail, so skip numba's checks
-def _red_kernel(mode, table, sigma_x, keys, T, eps, sigma, delta_exponent, init_pulls, cap, log_t, checkpoints, arms_out):
+def _red_kernel(mode, table, sigma_x, keys, work, T, eps, sigma, delta_exponent, init_pulls, cap, log_t, checkpoints, arms_out):
     # Same layout as the CURE-UCB kernel, for the same reasons: the best of the arms not pulled last
     # round is found off the critical path and compared once with the last-pulled arm; statistics
     # after one more pull are computed a round ahead; per-arm rows and a scalar index loop.
@@ -171,8 +171,8 @@ def _red_kernel(mode, table, sigma_x, keys, T, eps, sigma, delta_exponent, init_
     # needs them (as in the CURE-UCB kernel).
     K = table.shape[0]
     max_count = T
-    C = np.empty((K, T + 2))
-    W = np.empty((K, T + 2))
+    C = work[0]
+    W = work[1]
     start_c(C, table)
     start_w(W)
     filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C and W

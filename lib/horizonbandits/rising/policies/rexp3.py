@@ -119,9 +119,9 @@ class Rexp3(RisingPolicy):
 
 
 @njit(cache=True)
-def _rexp3_kernel(mode, table, sigma_x, keys, T, batch, gamma, checkpoints, arms_out, state):
+def _rexp3_kernel(mode, table, sigma_x, keys, work, T, batch, gamma, checkpoints, arms_out, state):
     K = table.shape[0]
-    X = np.empty((K, T + 1))  # rewards, filled from the reward source a block of pulls at a time
+    X = work[0]  # rewards X[i, n], filled from the reward source a block of pulls at a time
     filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in X
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)

@@ -153,9 +153,9 @@ class Ser4(RisingPolicy):
 
 
 @njit(cache=True)
-def _ser4_kernel(mode, table, sigma_x, keys, T, delta, eps, phi, checkpoints, arms_out, state):
+def _ser4_kernel(mode, table, sigma_x, keys, work, T, delta, eps, phi, checkpoints, arms_out, state):
     K = table.shape[0]
-    X = np.empty((K, T + 1))  # rewards, filled from the reward source a block of pulls at a time
+    X = work[0]  # rewards X[i, n], filled from the reward source a block of pulls at a time
     filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in X
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)

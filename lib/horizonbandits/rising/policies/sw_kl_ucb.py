@@ -280,11 +280,11 @@ class SWKLUCB(RisingPolicy):
 
 
 @njit(cache=True)
-def _sw_kl_ucb_kernel(mode, table, sigma_x, keys, T, tau, c, kl_steps, checkpoints, arms_out):
+def _sw_kl_ucb_kernel(mode, table, sigma_x, keys, work, T, tau, c, kl_steps, checkpoints, arms_out):
     # Everything below is written out in this one function: a helper call that takes arrays pays
     # reference-count updates every time, more than the bookkeeping itself.
     K = table.shape[0]
-    X = np.empty((K, T + 1))  # rewards, filled from the reward source a block of pulls at a time
+    X = work[0]  # rewards X[i, n], filled from the reward source a block of pulls at a time
     filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in X
     size = min(tau, T)
     counts = np.zeros(K, dtype=np.int64)

@@ -91,9 +91,9 @@ class SWTS(RisingPolicy):
 
 
 @njit(cache=True)
-def _sw_ts_kernel(mode, table, sigma_x, keys, T, tau, checkpoints, arms_out, state):
+def _sw_ts_kernel(mode, table, sigma_x, keys, work, T, tau, checkpoints, arms_out, state):
     K = table.shape[0]
-    X = np.empty((K, T + 1))  # rewards, filled from the reward source a block of pulls at a time
+    X = work[0]  # rewards X[i, n], filled from the reward source a block of pulls at a time
     filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in X
     counts = np.zeros(K, dtype=np.int64)
     S = np.zeros(K, dtype=np.int64)  # successes in the window

@@ -165,9 +165,9 @@ def _sw_ucb_index(C, i, n, m, B, xi_log):
 
 
 @njit(cache=True)
-def _sw_ucb_kernel(mode, table, sigma_x, keys, T, tau, xi, B, checkpoints, arms_out):
+def _sw_ucb_kernel(mode, table, sigma_x, keys, work, T, tau, xi, B, checkpoints, arms_out):
     K = table.shape[0]
-    C = np.empty((K, T + 2))  # own running sums, filled from the reward source a block of pulls at a time
+    C = work[0]  # own running sums, filled from the reward source a block of pulls at a time
     start_c(C, table)
     filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C
     counts = np.zeros(K, dtype=np.int64)
