@@ -129,7 +129,7 @@ def _cure_kernel(mode, table, sigma_x, keys, work, T, eps, sigma, init_pulls, lo
     # are functions of (arm, pull number): drawn early, they are the same numbers).
     K = table.shape[0]
     max_count = T
-    C = work[0]  # only the entries of pulls made (and the next one) are ever written
+    C = work[0]  # written up to the last pull drawn (at most a block ahead of the pulls made)
     start_c(C, table)
     filled = np.zeros(K, dtype=np.int64)
     counts = np.zeros(K, dtype=np.int64)
