@@ -8,9 +8,11 @@ replication) and i an arm:
 KEY              stream
 ===============  =========================================================================
 ``(s, 0, i)``    the environment of arm i in replication s, read by pull number (common
-                 random numbers): the rising reward table (``rising.observations``), the
-                 commitment outcome tables (``commit.sampling.draw_tables``), the portfolio
-                 model's f-rewards (``commit.concave``)
+                 random numbers): the rising rewards (its first word is the arm's key,
+                 :func:`arm_reward_key`; pull n's reward is a pure function of (key, n), see
+                 ``counter_rng`` and ``rising.observations``), the commitment outcome tables
+                 (``commit.sampling.draw_tables``), the portfolio model's f-rewards
+                 (``commit.concave``)
 ``(s, 1)``       the policy's own randomness (tie-breaks, random commitments), all models
 ``(s, 2)``       the commitment model's batch draws (``draws="batch"``, a splitmix64 stream)
 ``(s, 2, i)``    the portfolio model's outcome vectors of arm i
@@ -49,6 +51,11 @@ def stream_seed(root: int, *key: int) -> int:
 def arm_stream(root: int, s: int, i: int) -> np.random.SeedSequence:
     """The environment stream of arm i in replication s (key (s, 0, i))."""
     return seed_sequence(root, s, ENVIRONMENT, i)
+
+
+def arm_reward_key(root: int, s: int, i: int) -> int:
+    """64-bit key of arm i's rising rewards in replication s: the first word of key (s, 0, i)."""
+    return stream_seed(root, s, ENVIRONMENT, i)
 
 
 def policy_stream_seed(root: int, s: int) -> int:

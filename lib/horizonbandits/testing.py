@@ -3,15 +3,16 @@
     from horizonbandits.testing import assert_kernel_matches_reference
     assert_kernel_matches_reference(MyPolicy(), inst, T=2000, n_seeds=3)
 
-Both sides get the same reward table and the same stream seed for each seed index; the check
-fails with the first round at which they choose different arms.
+For each seed index the kernel draws its rewards lazily (``reward_source``, as in ``simulate``) and the
+reference reads the same numbers from the table ``draw_observations`` fills; both get the same stream
+seed. The check fails with the first round at which they choose different arms.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .rising.instances import RisingInstance
-from .rising.observations import draw_observations, policy_stream_seed
+from .rising.observations import draw_observations, policy_stream_seed, reward_source
 from .rising.policies.base import RisingPolicy
 
 
@@ -25,12 +26,12 @@ def kernel_arms(policy: RisingPolicy, X, T: int, stream_seed: int = 0) -> np.nda
 
 def kernel_and_reference_arms(policy: RisingPolicy, inst: RisingInstance, T: int, seed: int = 0, s: int = 0,
                               noise=None):
-    """Arm sequences (kernel, reference) of one seed index on the same inputs."""
+    """Arm sequences (kernel on the lazy rewards, reference on their table) of one seed index."""
     obs = draw_observations(inst, T, seed, s, noise)
     stream = policy_stream_seed(seed, s)
     checkpoints = np.array([T], dtype=np.int64)
     arms = np.empty(T, dtype=np.int64)
-    pulls = policy.run_kernel(obs, T, checkpoints, arms, stream)
+    pulls = policy.run_kernel(reward_source(inst, seed, s, noise), T, checkpoints, arms, stream)
     counted = np.bincount(arms, minlength=inst.K)
     if not np.array_equal(counted, pulls[-1]):
         raise AssertionError(f"{policy.label}: kernel pull counts {pulls[-1].tolist()} disagree with its own "

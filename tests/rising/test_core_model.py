@@ -133,3 +133,35 @@ def test_running_sums_are_plain_sequential_sums():
             C_plain[i, n + 1], W_plain[i, n + 1] = c, w
     assert np.array_equal(obs.C, C_plain)
     assert np.array_equal(obs.W, W_plain)
+
+
+@pytest.mark.parametrize("noise", [0.05, "bernoulli", 0.0])
+def test_every_kernel_sees_the_same_rewards_drawn_lazily_or_from_the_table(noise):
+    # Common random numbers: a kernel drawing the rewards of its own pulls (what simulate runs) chooses
+    # the arms it chooses on the table draw_observations fills; the rewards are the counter-based ones
+    # of rising.rewards, so any policy reads the same reward for pull n of arm i.
+    inst = R.ltf_random(np.random.default_rng(4), K=4, T_ref=1500)
+    T = 1500
+    cps = np.array([500, T], dtype=np.int64)
+    for name, cls in sorted(R.POLICIES.items()):
+        policy = cls()
+        lazy_arms, table_arms = np.empty(T, dtype=np.int64), np.empty(T, dtype=np.int64)
+        lazy = policy.run_kernel(R.reward_source(inst, seed=3, s=2, noise=noise), T, cps, lazy_arms, 11)
+        table = policy.run_kernel(R.draw_observations(inst, T, seed=3, s=2, noise=noise), T, cps, table_arms, 11)
+        assert np.array_equal(lazy_arms, table_arms), name
+        assert np.array_equal(lazy, table), name
+
+
+def test_reward_table_is_the_counter_based_draws():
+    from horizonbandits import seeds
+    from horizonbandits.counter_rng import pull_normal, pull_uniform
+    inst = R.figure1(T_max=30_000)
+    gauss = R.draw_observations(inst, 200, seed=5, s=3, noise=0.1).X
+    coin = R.draw_observations(inst, 200, seed=5, s=3, noise="bernoulli").X
+    for i in range(inst.K):
+        key = seeds.arm_reward_key(5, 3, i)
+        for n in (1, 2, 63, 64, 65, 200):
+            assert gauss[i, n] == inst.means[i, n] + 0.1 * pull_normal(key, n)
+            assert coin[i, n] == (1.0 if pull_uniform(key, n) < inst.means[i, n] else 0.0)
+    with pytest.raises(ValueError, match="T=201"):
+        R.CureUCB().run_kernel(R.draw_observations(inst, 200), 201, np.array([201]), np.empty(0, dtype=np.int64), 0)

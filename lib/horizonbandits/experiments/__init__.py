@@ -48,7 +48,7 @@ import pandas as pd
 
 from ..errors import check_choice, check_int, check_real
 from ..rising.instances import RisingInstance
-from ..rising.observations import draw_observations, policy_stream_seed
+from ..rising.observations import policy_stream_seed, reward_source
 from ..rising.oracle import optimal_arm
 from ..rising.policies.base import POLICIES, RisingPolicy, make_policy
 from ..seeds import grid_instance_seed
@@ -165,15 +165,15 @@ def plan_runs(policies: Mapping[str, RisingPolicy], horizons) -> list[Run]:
 
 
 def run_task(inst: RisingInstance, policies: dict, runs: list[Run], seed: int, s0: int, s1: int):
-    """Run every ``run`` for seed indices s0..s1-1 on one instance, one reward table per seed.
+    """Run every ``run`` for seed indices s0..s1-1 on one instance, one reward source per seed (each
+    kernel draws the rewards of its own pulls; common random numbers across runs and horizons).
 
     Returns {run: (pulls (n_checkpoints, n_seeds, K) int64, wall (n_seeds,) seconds)}.
     """
-    T_table = max(r.T_run for r in runs)
     out = {r: (np.zeros((len(r.checkpoints), s1 - s0, inst.K), dtype=np.int64), np.zeros(s1 - s0)) for r in runs}
     empty = np.empty(0, dtype=np.int64)
     for j, s in enumerate(range(s0, s1)):
-        obs = draw_observations(inst, T_table, seed, s)
+        obs = reward_source(inst, seed, s)
         stream = policy_stream_seed(seed, s)
         for r in runs:
             _warm_up(policies[r.policy], obs, r.T_run, stream)

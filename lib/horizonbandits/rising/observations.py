@@ -1,10 +1,14 @@
-"""Per-seed observation tables: the rewards every policy sees, pre-drawn by arm and pull number.
+"""The rewards every policy sees in one replication, by arm and pull number.
 
-Common random numbers: for seed index s, arm i has its own numpy stream
-``SeedSequence(seed, spawn_key=(s, 0, i))`` (what ``SeedSequence(seed).spawn(...)[s].spawn(2)[0]
-.spawn(K)[i]`` gives), and its n-th pull always reads the n-th draw of that stream. So every
-policy run on seed s sees the same reward for the n-th pull of arm i, and the table for a horizon
-T' < T is a prefix of the table for T (horizon-agnostic runs can be read off at earlier horizons).
+Common random numbers: for seed index s, arm i has a 64-bit key ``seeds.arm_reward_key(seed, s, i)``
+(the first word of ``SeedSequence(seed, spawn_key=(s, 0, i))``) and the reward of its n-th pull is a
+pure function of (key, n) (``horizonbandits.counter_rng``). So every policy run on seed s sees the
+same reward for the n-th pull of arm i, and the rewards for a horizon T' < T are a prefix of those
+for T (horizon-agnostic runs can be read off at earlier horizons). ``reward_source`` hands the
+kernels these rewards lazily (each kernel draws a pull's reward when it makes it, see
+``rising.rewards``); ``draw_observations`` fills the same numbers into a table for the plain-Python
+references and for anyone who wants to look at them. Before 2026-12-01 the table was drawn with
+numpy's generator (K x T draws per seed); the rewards, and so every stored number, changed then.
 The policy's own randomness comes from ``policy_stream_seed(seed, s)``, spawn key (s, 1).
 """
 from __future__ import annotations
@@ -17,6 +21,7 @@ from numba import njit
 from .. import seeds
 from ..errors import check_int
 from .instances import RisingInstance, check_noise
+from .rewards import BERNOULLI, GAUSSIAN, TABLE, RewardSource
 
 
 class Observations:
@@ -48,6 +53,11 @@ class Observations:
     @property
     def T(self) -> int:
         return self.X.shape[1] - 1
+
+    @property
+    def args(self) -> tuple:
+        """The table as a kernel's reward source (``rising.rewards``, TABLE mode)."""
+        return TABLE, self.X, 0.0, np.zeros(self.K, dtype=np.uint64)
 
     @cached_property
     def C(self) -> np.ndarray:
@@ -83,23 +93,32 @@ def policy_stream_seed(seed: int, s: int) -> int:
     return seeds.policy_stream_seed(seed, s)
 
 
-def draw_observations(inst: RisingInstance, T: int, seed: int = 0, s: int = 0, noise=None) -> Observations:
-    """The reward table of seed index s under the instance's noise model (or ``noise`` if given)."""
-    T = inst.check_horizon(T)
+def reward_source(inst: RisingInstance, seed: int = 0, s: int = 0, noise=None) -> RewardSource:
+    """The lazy rewards of seed index s under the instance's noise model (or ``noise`` if given),
+    for every pull up to the instance's T_max: nothing is drawn until a kernel pulls."""
     seed = check_int("seed", seed, 0)
     s = check_int("s", s, 0)
-    noise = inst.noise if noise is None else check_noise(noise, inst.means)
-    mu = inst.means[:, : T + 1]
-    X = np.empty((inst.K, T + 1))
-    X[:, 0] = mu[:, 0]
+    return checked_reward_source(inst, resolve_noise(inst, noise), seed, s)
+
+
+def resolve_noise(inst: RisingInstance, noise=None):
+    """The observation model a run uses: the instance's when ``noise`` is None, else ``noise`` checked."""
+    return inst.noise if noise is None else check_noise(noise, inst.means)
+
+
+def checked_reward_source(inst: RisingInstance, noise, seed: int, s: int) -> RewardSource:
+    """``reward_source`` for arguments already checked (``noise`` from ``resolve_noise``): what
+    ``simulate`` calls once per seed index."""
+    keys = np.array([seeds.arm_reward_key(seed, s, i) for i in range(inst.K)], dtype=np.uint64)
     if isinstance(noise, str):  # bernoulli
-        for i in range(inst.K):
-            u = np.random.default_rng(arm_seed_sequence(seed, s, i)).random(T)
-            X[i, 1:] = u < mu[i, 1:]
-    elif noise == 0.0:
-        X[:, 1:] = mu[:, 1:]
-    else:
-        for i in range(inst.K):
-            z = np.random.default_rng(arm_seed_sequence(seed, s, i)).standard_normal(T)
-            X[i, 1:] = mu[i, 1:] + noise * z
-    return Observations(X)
+        return RewardSource(BERNOULLI, inst.means, 0.0, keys)
+    if noise == 0.0:  # deterministic: the means are the rewards
+        return RewardSource(TABLE, inst.means, 0.0, keys)
+    return RewardSource(GAUSSIAN, inst.means, noise, keys)
+
+
+def draw_observations(inst: RisingInstance, T: int, seed: int = 0, s: int = 0, noise=None) -> Observations:
+    """The reward table of seed index s under the instance's noise model (or ``noise`` if given):
+    pulls 0..T of ``reward_source(inst, seed, s, noise)``, the numbers the kernels draw lazily."""
+    T = inst.check_horizon(T)
+    return Observations(reward_source(inst, seed, s, noise).table_of(T))

@@ -8,7 +8,7 @@ from ..progress import tqdm  # widget bar in JupyterLab, text bar under papermil
 
 from ..errors import check_choice, check_int
 from .instances import RisingInstance
-from .observations import draw_observations, policy_stream_seed
+from .observations import checked_reward_source, policy_stream_seed, resolve_noise
 from .oracle import collected_value, optimal_arm, optimal_value, regret_curve
 from .policies.base import POLICIES, RisingPolicy
 
@@ -46,12 +46,13 @@ def run_seed(inst: RisingInstance, policy: RisingPolicy, T: int, seed: int, s: i
              checkpoints=None, record_arms: bool = False, obs=None):
     """Pull counts at each checkpoint (default: only T) for seed index s, and the arms if asked.
 
-    ``obs`` lets a caller reuse one seed's reward table for several policies.
+    The kernel draws each reward when it pulls (``observations.reward_source``); ``obs`` lets a
+    caller pass its own rewards instead (an ``Observations`` table or a ``RewardSource``).
     """
     if not isinstance(policy, RisingPolicy):
         raise ValueError(f"policy={policy!r} is not allowed: expected a RisingPolicy such as CureUCB()")
     if obs is None:
-        obs = draw_observations(inst, T, seed, s, noise)
+        obs = checked_reward_source(inst, resolve_noise(inst, noise), seed, s)
     cps = np.array([T] if checkpoints is None else checkpoints, dtype=np.int64)
     arms = np.empty(T if record_arms else 0, dtype=np.int64)
     pulls = policy.run_kernel(obs, T, cps, arms, policy_stream_seed(seed, s))
@@ -75,12 +76,14 @@ def simulate(inst: RisingInstance, policy: RisingPolicy | str, T: int, n_seeds: 
     T = inst.check_horizon(T)
     n_seeds = check_int("n_seeds", n_seeds, 1)
     seed = check_int("seed", seed, 0)
+    noise = resolve_noise(inst, noise)  # checked once here, not once per seed
     pulls = np.empty((n_seeds, inst.K), dtype=np.int64)
     want_arms = return_curve or return_arms
     arms = np.empty((n_seeds, T), dtype=np.int64) if want_arms else None
     show = progress if progress is not None else (n_seeds * T * inst.K > 5e7)
     for s in tqdm(range(n_seeds), desc=policy.name, disable=not show, leave=False):
-        p, a = run_seed(inst, policy, T, seed, s, noise, record_arms=want_arms)
+        p, a = run_seed(inst, policy, T, seed, s, record_arms=want_arms,
+                        obs=checked_reward_source(inst, noise, seed, s))
         pulls[s] = p[-1]
         if want_arms:
             arms[s] = a

@@ -5,16 +5,20 @@ A policy is a frozen dataclass of hyperparameters with:
 - ``name`` (display name, the key in ``POLICIES``) and ``uses_horizon`` (does it read T?);
 - ``takes_noise_scale``: does the policy's own index take the noise scale sigma as an input? Only then
   does ``experiments.make_policies(..., sigma=...)`` hand it the environment's sigma (fair baselines);
-- ``run_kernel(obs, T, checkpoints, arms_out, stream_seed)``: the compiled simulation. It returns the
+- ``run_kernel(obs, T, checkpoints, arms_out, stream_seed)``: the compiled simulation on the rewards
+  ``obs`` (a lazy ``rewards.RewardSource``, as ``simulate`` passes, or an ``Observations`` table; the
+  kernel gets ``kernel_args(obs, T)``, draws or copies the rewards of its own pulls into the work
+  array there, and allocates no K x T table of its own). It returns the
   pull counts (len(checkpoints) x K, int64) after each checkpoint round and, when ``arms_out`` has
   length T, writes the arm pulled at each round into it (0-based arms);
 - ``reference(X, T, stream_seed, trace=False)``: a plain per-step Python implementation that
   follows the paper's formula line by line and returns the arm sequence (and, with ``trace``, the
   index of every arm at every round: a T x K array, NaN where no index is computed).
 
-Kernel and reference receive the same reward table (``Observations``) and, for randomised
-policies, the same stream seed (``horizonbandits.rng``); tests check that they pick the same
-arms. Subclasses with a non-empty ``name`` register themselves in ``POLICIES`` when imported.
+Kernel and reference receive the same rewards (the reference as the table ``draw_observations``
+fills with the numbers the kernel draws lazily) and, for randomised policies, the same stream seed
+(``horizonbandits.rng``); tests check that they pick the same arms. Subclasses with a non-empty
+``name`` register themselves in ``POLICIES`` when imported.
 """
 from __future__ import annotations
 

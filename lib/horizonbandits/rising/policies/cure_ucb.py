@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..rewards import fill_c, kernel_args, start_c
 from .base import RisingPolicy, round_robin_arm
 from ._common import (RunningSums, check_eps, check_init_pulls, check_sigma, empty_trace, log_table,
                       py_window_size, window_size)
@@ -51,7 +52,7 @@ class CureUCB(RisingPolicy):
         object.__setattr__(self, "init_pulls", check_init_pulls(self.init_pulls))
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
-        return _cure_kernel(obs.C, T, self.eps, self.sigma, self.init_pulls, log_table(T), checkpoints, arms_out)
+        return _cure_kernel(*kernel_args(obs, T), T, self.eps, self.sigma, self.init_pulls, log_table(T), checkpoints, arms_out)
 
     def reference(self, X, T, stream_seed=0, trace=False):
         K = X.shape[0]
@@ -113,7 +114,7 @@ def _index(s, i, half_remaining, remaining_sq, log_t3, sigma):
 
 
 @njit(cache=True, error_model="numpy")  # h >= 1: no division can fail, so skip numba's checks
-def _cure_kernel(C, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
+def _cure_kernel(mode, table, sigma_x, keys, work, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
     # Why it is laid out this way (CPU time per round is a dependency chain, not arithmetic):
     # - only the arm pulled last round (``prev``) has new statistics; the best of the other arms
     #   depends on nothing computed in the previous round, so the processor works it out while
@@ -122,13 +123,21 @@ def _cure_kernel(C, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
     #   a pull only copies a row instead of putting table reads and divisions on the chain;
     # - rows are per arm (K x 4) and the index loop is scalar: a vector load right after a
     #   scalar store to the same line stalls on store forwarding, which cost more than SIMD saved.
-    K = C.shape[0]
-    max_count = C.shape[1] - 2
+    # Rewards come from the source (``rising.rewards``) into the kernel's own running sums C, a block
+    # of pulls of one arm at a time (``filled``: the last pull in C); the statistics ahead need the
+    # reward of the arm's next pull, which is why a block is drawn before it is reached (the rewards
+    # are functions of (arm, pull number): drawn early, they are the same numbers).
+    K = table.shape[0]
+    max_count = T
+    C = work[0]  # written up to the last pull drawn (at most a block ahead of the pulls made)
+    start_c(C, table)
+    filled = np.zeros(K, dtype=np.int64)
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     stats = np.zeros((K, 4))
     ahead = np.zeros((K, 4))
     for i in range(K):
+        filled[i] = fill_c(C, mode, table, sigma_x, keys, i, 1, max_count)
         _window_stats(C, i, 1, eps, ahead)
     n_init = K * init_pulls
     ci = 0
@@ -158,6 +167,8 @@ def _cure_kernel(C, T, eps, sigma, init_pulls, log_t, checkpoints, arms_out):
             stats[arm, k] = ahead[arm, k]
         counts[arm] += 1
         if counts[arm] < max_count:
+            if counts[arm] + 1 > filled[arm]:
+                filled[arm] = fill_c(C, mode, table, sigma_x, keys, arm, filled[arm] + 1, max_count)
             _window_stats(C, arm, counts[arm] + 1, eps, ahead)
         prev = arm
         # Bookkeeping written out, as in every kernel: a shared inline helper taking counts, checkpoints,

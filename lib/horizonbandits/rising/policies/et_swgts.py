@@ -11,6 +11,7 @@ from numba import njit
 
 from ...errors import check_int, check_real
 from ...rng import PyStream, new_state, nb_normal_step
+from ..rewards import fill_c, kernel_args, start_c
 from .base import RisingPolicy, round_robin_arm
 from ._common import RunningSums, empty_trace
 
@@ -72,7 +73,7 @@ class ETSWGTS(RisingPolicy):
         return self.window if self.explore is None else self.explore
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
-        return _et_swgts_kernel(obs.C, T, self.window, self.explore_pulls, self.gamma, checkpoints, arms_out,
+        return _et_swgts_kernel(*kernel_args(obs, T), T, self.window, self.explore_pulls, self.gamma, checkpoints, arms_out,
                                 new_state(stream_seed))
 
     def reference(self, X, T, stream_seed=0, trace=False):
@@ -104,8 +105,11 @@ class ETSWGTS(RisingPolicy):
 
 
 @njit(cache=True)
-def _et_swgts_kernel(C, T, window, explore, gamma, checkpoints, arms_out, state):
-    K = C.shape[0]
+def _et_swgts_kernel(mode, table, sigma_x, keys, work, T, window, explore, gamma, checkpoints, arms_out, state):
+    K = table.shape[0]
+    C = work[0]  # own running sums, filled from the reward source a block of pulls at a time
+    start_c(C, table)
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     # Posterior of each arm, recomputed only when the arm is pulled: mean and standard deviation.
@@ -132,6 +136,8 @@ def _et_swgts_kernel(C, T, window, explore, gamma, checkpoints, arms_out, state)
                 arm = i if better else arm
         counts[arm] += 1
         n = counts[arm]
+        if n > filled[arm]:
+            filled[arm] = fill_c(C, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
         h = n if n < window else window
         mean[arm] = (C[arm, n + 1] - C[arm, n - h + 1]) / h
         sd[arm] = 1.0 / math.sqrt(gamma * h)

@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_choice, check_real
+from ..rewards import fill_cw, kernel_args, start_c, start_w
 from .base import RisingPolicy
 from ._common import RunningSums, check_sigma, empty_trace
 from .ti_ucb import line_fit, py_line_fit
@@ -83,7 +84,7 @@ class RedAE(RisingPolicy):
         return math.log(2.0 * K * T / delta)
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
-        return _red_ae_kernel(obs.C, obs.W, T, self.sigma, self.log_term(T, obs.K), self.target == "horizon",
+        return _red_ae_kernel(*kernel_args(obs, T), T, self.sigma, self.log_term(T, obs.K), self.target == "horizon",
                               checkpoints, arms_out)
 
     def reference(self, X, T, stream_seed=0, trace=False):
@@ -141,8 +142,13 @@ class RedAE(RisingPolicy):
 
 
 @njit(cache=True)
-def _red_ae_kernel(C, W, T, sigma, log_term, whole_horizon, checkpoints, arms_out):
-    K = C.shape[0]
+def _red_ae_kernel(mode, table, sigma_x, keys, work, T, sigma, log_term, whole_horizon, checkpoints, arms_out):
+    K = table.shape[0]
+    C = work[0]  # own running sums, filled from the reward source a block of pulls at a time
+    W = work[1]
+    start_c(C, table)
+    start_w(W)
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C and W
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     active = np.arange(K)   # candidates in increasing index order: the first n_active entries
@@ -155,6 +161,8 @@ def _red_ae_kernel(C, W, T, sigma, log_term, whole_horizon, checkpoints, arms_ou
         arm = active[pos]
         pos += 1
         counts[arm] += 1
+        if counts[arm] > filled[arm]:
+            filled[arm] = fill_cw(C, W, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
         # Bookkeeping written out inline: a helper call would cost more than a round here.
         if keep_arms:
             arms_out[t - 1] = arm

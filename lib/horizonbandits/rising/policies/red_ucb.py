@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_real
+from ..rewards import fill_cw, kernel_args, start_c, start_w
 from .base import RisingPolicy, round_robin_arm
 from ._common import (RunningSums, check_eps, check_init_pulls, check_sigma, empty_trace, log_table,
                       py_window_size, window_size)
@@ -91,7 +92,7 @@ class RedUCB(RisingPolicy):
         return math.inf if self.bonus_cap is None else self.bonus_cap
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
-        return _red_kernel(obs.C, obs.W, T, self.eps, self.sigma, self.delta_exponent, self.init_pulls, self._cap,
+        return _red_kernel(*kernel_args(obs, T), T, self.eps, self.sigma, self.delta_exponent, self.init_pulls, self._cap,
                            log_table(T), checkpoints, arms_out)
 
     def reference(self, X, T, stream_seed=0, trace=False):
@@ -162,17 +163,25 @@ def _index(s, i, tf, root_ten_log, sigma, cap):
 
 
 @njit(cache=True, error_model="numpy")  # h >= 1: no division can fail, so skip numba's checks
-def _red_kernel(C, W, T, eps, sigma, delta_exponent, init_pulls, cap, log_t, checkpoints, arms_out):
+def _red_kernel(mode, table, sigma_x, keys, work, T, eps, sigma, delta_exponent, init_pulls, cap, log_t, checkpoints, arms_out):
     # Same layout as the CURE-UCB kernel, for the same reasons: the best of the arms not pulled last
     # round is found off the critical path and compared once with the last-pulled arm; statistics
     # after one more pull are computed a round ahead; per-arm rows and a scalar index loop.
-    K = C.shape[0]
-    max_count = C.shape[1] - 2
+    # Rewards come from the source into the kernel's own C and W, in blocks and ahead of the pull that
+    # needs them (as in the CURE-UCB kernel).
+    K = table.shape[0]
+    max_count = T
+    C = work[0]
+    W = work[1]
+    start_c(C, table)
+    start_w(W)
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C and W
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     stats = np.zeros((K, _NSTAT))
     ahead = np.zeros((K, _NSTAT))
     for i in range(K):
+        filled[i] = fill_cw(C, W, mode, table, sigma_x, keys, i, 1, max_count)
         _window_stats(C, W, i, 1, eps, ahead)
     n_init = K * init_pulls
     ci = 0
@@ -200,6 +209,8 @@ def _red_kernel(C, W, T, eps, sigma, delta_exponent, init_pulls, cap, log_t, che
             stats[arm, k] = ahead[arm, k]
         counts[arm] += 1
         if counts[arm] < max_count:
+            if counts[arm] + 1 > filled[arm]:
+                filled[arm] = fill_cw(C, W, mode, table, sigma_x, keys, arm, filled[arm] + 1, max_count)
             _window_stats(C, W, arm, counts[arm] + 1, eps, ahead)
         prev = arm
         # Bookkeeping written out, as in every kernel: a shared inline helper taking counts, checkpoints,

@@ -11,6 +11,7 @@ from numba import njit
 
 from ...errors import check_int, check_real
 from ...rng import PyStream, nb_uniform, new_state
+from ..rewards import fill_x, kernel_args
 from .base import RisingPolicy
 from ._common import empty_trace
 
@@ -78,7 +79,7 @@ class Rexp3(RisingPolicy):
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
         K = obs.K
-        return _rexp3_kernel(obs.X, T, self.batch_size(K), self.exploration(K), checkpoints, arms_out,
+        return _rexp3_kernel(*kernel_args(obs, T), T, self.batch_size(K), self.exploration(K), checkpoints, arms_out,
                              new_state(stream_seed))
 
     def reference(self, X, T, stream_seed=0, trace=False):
@@ -118,8 +119,10 @@ class Rexp3(RisingPolicy):
 
 
 @njit(cache=True)
-def _rexp3_kernel(X, T, batch, gamma, checkpoints, arms_out, state):
-    K = X.shape[0]
+def _rexp3_kernel(mode, table, sigma_x, keys, work, T, batch, gamma, checkpoints, arms_out, state):
+    K = table.shape[0]
+    X = work[0]  # rewards X[i, n], filled from the reward source a block of pulls at a time
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in X
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     w = np.ones(K)
@@ -150,6 +153,8 @@ def _rexp3_kernel(X, T, batch, gamma, checkpoints, arms_out, state):
                 arm = k
                 break
         counts[arm] += 1
+        if counts[arm] > filled[arm]:
+            filled[arm] = fill_x(X, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
         x = min(max(X[arm, counts[arm]], 0.0), 1.0)
         x_hat = x / p[arm]
         w[arm] = w[arm] * math.exp(gamma * x_hat / K)

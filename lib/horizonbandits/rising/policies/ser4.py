@@ -10,6 +10,7 @@ from numba import njit
 
 from ...errors import check_real
 from ...rng import PyStream, new_state, nb_uniform
+from ..rewards import fill_x, kernel_args
 from .base import RisingPolicy
 from ._common import empty_trace
 
@@ -98,7 +99,7 @@ class Ser4(RisingPolicy):
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
         delta, eps, phi = self.resolved(T, obs.K)
-        return _ser4_kernel(obs.X, T, delta, eps, phi, checkpoints, arms_out, new_state(stream_seed))
+        return _ser4_kernel(*kernel_args(obs, T), T, delta, eps, phi, checkpoints, arms_out, new_state(stream_seed))
 
     def reference(self, X, T, stream_seed=0, trace=False):
         """Plain loop over rounds. ``trace`` gives, at every time step, the empirical mean of each
@@ -152,8 +153,10 @@ class Ser4(RisingPolicy):
 
 
 @njit(cache=True)
-def _ser4_kernel(X, T, delta, eps, phi, checkpoints, arms_out, state):
-    K = X.shape[0]
+def _ser4_kernel(mode, table, sigma_x, keys, work, T, delta, eps, phi, checkpoints, arms_out, state):
+    K = table.shape[0]
+    X = work[0]  # rewards X[i, n], filled from the reward source a block of pulls at a time
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in X
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     active = np.arange(K)      # active arms in increasing index order, first m entries
@@ -179,6 +182,8 @@ def _ser4_kernel(X, T, delta, eps, phi, checkpoints, arms_out, state):
         arm = order[pos]
         pos += 1
         counts[arm] += 1
+        if counts[arm] > filled[arm]:
+            filled[arm] = fill_x(X, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
         sums[arm] += X[arm, counts[arm]]
         if pos == m:
             # End of round tau: elimination test on the means of the active arms.

@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_int, check_real
+from ..rewards import fill_x, kernel_args
 from .base import RisingPolicy, round_robin_arm
 from ._common import RunningSums, empty_trace
 
@@ -242,7 +243,7 @@ class SWKLUCB(RisingPolicy):
         object.__setattr__(self, "kl_steps", check_int("kl_steps", self.kl_steps, 1))
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
-        return _sw_kl_ucb_kernel(obs.X, T, self.tau, self.c, self.kl_steps, checkpoints, arms_out)
+        return _sw_kl_ucb_kernel(*kernel_args(obs, T), T, self.tau, self.c, self.kl_steps, checkpoints, arms_out)
 
     def reference(self, X, T, stream_seed=0, trace=False):
         """Plain loop; ``trace`` holds each index (inf for an arm absent from the window, NaN while
@@ -279,10 +280,12 @@ class SWKLUCB(RisingPolicy):
 
 
 @njit(cache=True)
-def _sw_kl_ucb_kernel(X, T, tau, c, kl_steps, checkpoints, arms_out):
+def _sw_kl_ucb_kernel(mode, table, sigma_x, keys, work, T, tau, c, kl_steps, checkpoints, arms_out):
     # Everything below is written out in this one function: a helper call that takes arrays pays
     # reference-count updates every time, more than the bookkeeping itself.
-    K = X.shape[0]
+    K = table.shape[0]
+    X = work[0]  # rewards X[i, n], filled from the reward source a block of pulls at a time
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in X
     size = min(tau, T)
     counts = np.zeros(K, dtype=np.int64)
     m = np.zeros(K, dtype=np.int64)  # pulls of each arm in the window
@@ -372,6 +375,8 @@ def _sw_kl_ucb_kernel(X, T, tau, c, kl_steps, checkpoints, arms_out):
         n = counts[arm]
         hd = head[arm]
         nxt = hd + 1 if hd + 1 < L else 0
+        if n > filled[arm]:
+            filled[arm] = fill_x(X, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
         R[arm, nxt] = R[arm, hd] + min(max(X[arm, n], 0.0), 1.0)
         head[arm] = nxt
         # Slide the window past round t: round t - tau leaves, and its count goes back to the arm

@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from ...rng import PyStream, nb_beta_int_step, nb_gamma_constants, nb_uniform_step, new_state
+from ..rewards import fill_x, kernel_args
 from .base import RisingPolicy
 from ._common import empty_trace
 from .sw_ucb import check_window
@@ -60,7 +61,7 @@ class SWTS(RisingPolicy):
         return self.tau if self.tau is not None else math.isqrt(T - 1) + 1  # ceil(sqrt(T)), exact
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
-        return _sw_ts_kernel(obs.X, T, self.window(T), checkpoints, arms_out, new_state(stream_seed))
+        return _sw_ts_kernel(*kernel_args(obs, T), T, self.window(T), checkpoints, arms_out, new_state(stream_seed))
 
     def reference(self, X, T, stream_seed=0, trace=False):
         """Plain loop; ``trace`` holds each arm's posterior draw theta_i."""
@@ -90,8 +91,10 @@ class SWTS(RisingPolicy):
 
 
 @njit(cache=True)
-def _sw_ts_kernel(X, T, tau, checkpoints, arms_out, state):
-    K = X.shape[0]
+def _sw_ts_kernel(mode, table, sigma_x, keys, work, T, tau, checkpoints, arms_out, state):
+    K = table.shape[0]
+    X = work[0]  # rewards X[i, n], filled from the reward source a block of pulls at a time
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in X
     counts = np.zeros(K, dtype=np.int64)
     S = np.zeros(K, dtype=np.int64)  # successes in the window
     F = np.zeros(K, dtype=np.int64)  # failures in the window
@@ -122,6 +125,8 @@ def _sw_ts_kernel(X, T, tau, checkpoints, arms_out, state):
             best = theta if better else best
             arm = i if better else arm
         counts[arm] += 1
+        if counts[arm] > filled[arm]:
+            filled[arm] = fill_x(X, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
         reward = min(max(X[arm, counts[arm]], 0.0), 1.0)
         u, s = nb_uniform_step(s)
         y = 1 if u < reward else 0

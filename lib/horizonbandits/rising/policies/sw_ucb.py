@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_int, check_real
+from ..rewards import fill_c, kernel_args, start_c
 from .base import RisingPolicy, round_robin_arm
 from ._common import RunningSums, empty_trace
 
@@ -120,7 +121,7 @@ class SWUCB(RisingPolicy):
         return max(int(math.floor(4.0 * math.sqrt(T * math.log(T)))), 1)
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
-        return _sw_ucb_kernel(obs.C, T, self.window(T), self.xi, self.B, checkpoints, arms_out)
+        return _sw_ucb_kernel(*kernel_args(obs, T), T, self.window(T), self.xi, self.B, checkpoints, arms_out)
 
     def reference(self, X, T, stream_seed=0, trace=False):
         """Plain loop; ``trace`` holds each index (inf for an arm absent from the window, NaN while
@@ -164,8 +165,11 @@ def _sw_ucb_index(C, i, n, m, B, xi_log):
 
 
 @njit(cache=True)
-def _sw_ucb_kernel(C, T, tau, xi, B, checkpoints, arms_out):
-    K = C.shape[0]
+def _sw_ucb_kernel(mode, table, sigma_x, keys, work, T, tau, xi, B, checkpoints, arms_out):
+    K = table.shape[0]
+    C = work[0]  # own running sums, filled from the reward source a block of pulls at a time
+    start_c(C, table)
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C
     counts = np.zeros(K, dtype=np.int64)
     m = np.zeros(K, dtype=np.int64)
     index = np.full(K, np.inf)
@@ -200,6 +204,8 @@ def _sw_ucb_kernel(C, T, tau, xi, B, checkpoints, arms_out):
                     best = index[i]
                     arm = i
         counts[arm] += 1
+        if counts[arm] > filled[arm]:
+            filled[arm] = fill_c(C, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
         pos, left = slide_window(ring, pos, m, arm, t, tau)
         pulled = arm
         if keep_arms:

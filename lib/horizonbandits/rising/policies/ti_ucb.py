@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_choice, check_int, check_real
+from ..rewards import fill_cw, kernel_args, start_c, start_w
 from .base import RisingPolicy
 from ._common import RunningSums, argmax_first, empty_trace, log_table
 
@@ -131,7 +132,7 @@ class TIUCB(RisingPolicy):
         check_choice("width", self.width, WIDTHS)
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
-        return _ti_ucb_kernel(obs.C, obs.W, T, self.window, self.threshold, self.xi, self.width == "prediction",
+        return _ti_ucb_kernel(*kernel_args(obs, T), T, self.window, self.threshold, self.xi, self.width == "prediction",
                               log_table(T), checkpoints, arms_out)
 
     def reference(self, X, T, stream_seed=0, trace=False):
@@ -192,8 +193,13 @@ class TIUCB(RisingPolicy):
 
 
 @njit(cache=True)
-def _ti_ucb_kernel(C, W, T, window, threshold, xi, prediction, log_t, checkpoints, arms_out):
-    K = C.shape[0]
+def _ti_ucb_kernel(mode, table, sigma_x, keys, work, T, window, threshold, xi, prediction, log_t, checkpoints, arms_out):
+    K = table.shape[0]
+    C = work[0]  # own running sums, filled from the reward source a block of pulls at a time
+    W = work[1]
+    start_c(C, table)
+    start_w(W)
+    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C and W
     half = window // 2
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
@@ -213,6 +219,8 @@ def _ti_ucb_kernel(C, W, T, window, threshold, xi, prediction, log_t, checkpoint
         arm = argmax_first(index)
         counts[arm] += 1
         n = counts[arm]
+        if n > filled[arm]:
+            filled[arm] = fill_cw(C, W, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
         if not converged[arm]:
             if n >= 2:
                 mean, slope, centre = line_fit(C[arm, n + 1] - C[arm, 1], W[arm, n + 1] - W[arm, 1], 1, n)
