@@ -21,6 +21,8 @@ Conventions the paper leaves open (documented in ``RAEC``):
 - an arm is eliminated when (best empirical mean) - (its empirical mean) > threshold (strict);
 - after the last listed Stage II target the active arms share the remaining rounds round-robin.
 
+ROSCOC's Stage II (section 6.2) is this Stage II started from ROSCOC's Stage-I pulls (``stage2_table``).
+
 Because the schedule of an epoch is fixed when it starts, the compiled path draws the f- and g-sums of
 each arm's block of pulls at once (``draws="batch"``) or reads them from prefix sums of an outcome table
 (``draws="table"``); the per-round loop the tests compare it with is ``policies.raec.reference_elimination``
