@@ -52,12 +52,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def cluster():
-    """A scheduler and one single-threaded worker on localhost; yields (address, client).
-
-    One per session (tests/test_cluster.py and the notebooks' cluster test share it): starting one takes
-    seconds, and every user counts the tasks it adds (``executed`` before and after), never the total."""
+    """A scheduler and one single-threaded worker on localhost; yields (address, client)."""
     from distributed import Client
     address = f"tcp://127.0.0.1:{free_port()}"
     env = {k: v for k, v in os.environ.items() if k != "HB_DASK_ADDRESS"}
