@@ -159,8 +159,9 @@ class ROSCOC(PortfolioPolicy):
       every round as in AD14; ``"doubling"`` only when the number of Stage-I pulls has doubled
       since the last time (after K, 2K, 4K, ... pulls); the Frank-Wolfe gradient is taken at the
       current average outcome every round either way. ``info["solves"]`` counts the recomputations.
-    Stage II (rounds n1+1..N). Arm elimination on f with targets stage2_scale * m_f,l
-      (``eliminate_on_f``; 1/10 as in section 7.3), Stage-I pulls counting.
+    Stage II (rounds n1+1..N). RAEC's Stage II, run by RAEC's code: arm elimination on f with targets
+      stage2_scale * m_f,l (``eliminate_on_f``; 1/10 as in section 7.3), Stage-I pulls counting, an arm
+      eliminated when the best empirical f-mean exceeds its own by more than 2^-l.
     Commitment. ``commit="path"`` (the paper): the empirical distribution of the Stage-I
       execution path, x_j = (Stage-I pulls of arm j) / n1, executed by sampling uniformly from the
       path. ``commit="plugin"`` (our ablation, not in the paper): argmax g(O_hat x) with the
