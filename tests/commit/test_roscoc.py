@@ -3,6 +3,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
+from horizonbandits.commit import CommitProblem, NoShiftElimination
 from horizonbandits.commit.concave import PortfolioProblem, policy_stream_seed, run_seed
 from horizonbandits.commit.portfolio import ConcaveReward, QuadraticReward, portfolio_solve_exact
 from horizonbandits.commit.portfolio_instances import section73
@@ -50,6 +51,24 @@ def test_stage2_elimination_matches_its_per_round_reference():
         slow, epochs_ref = eliminate_on_f_reference(F, start, rounds, N, scale)
         assert np.array_equal(fast, slow) and epochs == epochs_ref
         assert fast.sum() == start.sum() + rounds
+
+
+def test_stage2_is_raec_stage2_with_the_papers_elimination_test():
+    """From no earlier pulls ROSCOC's Stage II is NoShiftElimination's run (RAEC's Stage II alone) on the same
+    f-table. Small Bernoulli tables often put an arm exactly 2^-l below the best (e.g. means 2/3 and 5/12 in
+    epoch 2), where the float forms best - mean > 2^-l (RAEC's, kept) and mean >= best - 2^-l (ROSCOC's old
+    copy) can disagree: 9 of these 200 tables did before the two shared the code."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        K, N = int(rng.integers(2, 7)), int(rng.integers(2, 3000))
+        F = (rng.random((K, N)) < rng.random((K, 1))).astype(float)
+        scale = float(rng.choice([0.05, 0.1, 1.0]))
+        padded = np.concatenate([np.zeros((K, 1)), F], axis=1)  # the commitment tables' layout (column 0 unused)
+        problem = CommitProblem.bernoulli(np.full(K, 0.5), np.full(K, 0.5), N, N + 10)
+        counts, _ = NoShiftElimination(stage_scale=scale).run_table(problem, padded, padded, 0)
+        ours, _ = eliminate_on_f(np.cumsum(padded, axis=1), np.zeros(K, dtype=np.int64), N, N, scale)
+        slow, _ = eliminate_on_f_reference(F, np.zeros(K, dtype=np.int64), N, N, scale)
+        assert np.array_equal(ours, counts) and np.array_equal(slow, counts)
 
 
 def test_stage2_concentrates_on_the_f_best_arm():

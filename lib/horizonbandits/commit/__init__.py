@@ -14,12 +14,12 @@ imported on first use, the portfolio policies ROSCOC and UCB-Portfolio),
 """
 from . import instances, theory
 from .grid import run_grid, slope, summarise
-from .policies import (COMMIT_POLICIES, RAEC, CommitPolicy, NoShiftElimination, UCBCommit, UniformCommit,
-                       make_commit_policy)
+from .policies import (COMMIT_POLICIES, RAEC, CommitPolicy, NoShiftElimination, PortfolioPolicy, UCBCommit,
+                       UniformCommit, make_commit_policy)
 from .problem import CommitProblem
 from .simulate import CommitResult, reference_runs, simulate
 
-__all__ = ["CommitProblem", "CommitPolicy", "CommitResult", "RAEC", "UCBCommit", "UniformCommit",
+__all__ = ["CommitProblem", "CommitPolicy", "PortfolioPolicy", "CommitResult", "RAEC", "UCBCommit", "UniformCommit",
            "NoShiftElimination", "COMMIT_POLICIES", "make_commit_policy", "simulate", "reference_runs",
            "run_grid", "summarise", "slope", "theory", "instances"]
 

@@ -21,6 +21,8 @@ Conventions the paper leaves open (documented in ``RAEC``):
 - an arm is eliminated when (best empirical mean) - (its empirical mean) > threshold (strict);
 - after the last listed Stage II target the active arms share the remaining rounds round-robin.
 
+ROSCOC's Stage II (section 6.2) is this Stage II started from ROSCOC's Stage-I pulls (``stage2_table``).
+
 Because the schedule of an epoch is fixed when it starts, the compiled path draws the f- and g-sums of
 each arm's block of pulls at once (``draws="batch"``) or reads them from prefix sums of an outcome table
 (``draws="table"``); the per-round loop the tests compare it with is ``policies.raec.reference_elimination``
@@ -61,6 +63,13 @@ def stage2_epoch_count(targets_f_full: np.ndarray, N: int) -> int:
     """Number of Stage II targets worth listing: up to and including the first one >= N."""
     over = np.flatnonzero(targets_f_full >= N)
     return int(over[0]) + 1 if over.size else targets_f_full.size
+
+
+def stage2_schedule(N: int, scale: float) -> np.ndarray:
+    """Stage II targets m_f,l = ceil(scale 4 log(N) / (2^-l)^2), l = 1, 2, ..., up to the first one >= N
+    (RAEC's and ROSCOC's)."""
+    full = epoch_targets(scale, math.log(N), MAX_EPOCHS, N)
+    return full[: stage2_epoch_count(full, N)]
 
 
 # ---------------------------------------------------------------------------------------- compiled path
@@ -161,26 +170,11 @@ def _n_active(active):
 
 
 @njit(cache=True)
-def elimination_run(N, targets_g, targets_f, commit_mode, use_table, CF, CG, env, pol,
-                    kind, mu_f, mu_g, probs, fv, gv, counts, sumf, sumg, active_g, active_f):
-    """One run of the two-stage elimination. Fills counts/sums/active sets; returns the committed arm."""
+def _stage2(t, N, targets_f, active_f, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, mu_g, probs, fv, gv):
+    """Stage II from round t (counts and sums so far count): epochs l = 1, 2, ... on f with thresholds 2^-l and
+    targets ``targets_f`` (then N + 1: round-robin to the end, no test) until round N; a lone survivor of A_f
+    takes the remaining rounds. Returns the number of epochs started (RAEC's and ROSCOC's Stage II)."""
     K = counts.size
-    counts[:] = 0
-    sumf[:] = 0.0
-    sumg[:] = 0.0
-    active_g[:] = True
-    active_f[:] = True
-    t = 0
-    # Stage I: reserved elimination on g
-    for l in range(targets_g.size):
-        if t >= N or _n_active(active_g) <= 1:
-            break
-        complete, t = _epoch(active_g, targets_g[l], t, N, counts, sumf, sumg, use_table, CF, CG, env,
-                             kind, mu_f, mu_g, probs, fv, gv)
-        if not complete:
-            break
-        _eliminate(active_g, sumg, counts, math.ldexp(1.0, -(l + 1)))
-    # Stage II: elimination on f until round N
     l = 0
     while t < N:
         if _n_active(active_f) == 1:
@@ -197,6 +191,47 @@ def elimination_run(N, targets_g, targets_f, commit_mode, use_table, CF, CG, env
         if complete and l < targets_f.size:
             _eliminate(active_f, sumf, counts, math.ldexp(1.0, -(l + 1)))
         l += 1
+    return l
+
+
+@njit(cache=True)
+def stage2_table(N, rounds, targets_f, CF, counts):
+    """Stage II alone on an f-table: ``rounds`` rounds that end at round N, from the pulls ``counts`` made before
+    (updated in place; ``CF[i, n]`` = sum of arm i's first n f-rewards). Returns the number of epochs started.
+    ROSCOC's Stage II: the same epochs, targets and elimination test as RAEC's."""
+    K = counts.size
+    sumf = np.empty(K)
+    for i in range(K):
+        sumf[i] = CF[i, counts[i]]
+    sumg = np.zeros(K)  # no g in this stage: CF stands in for the g-table, its sums are not read
+    active_f = np.ones(K, dtype=np.bool_)
+    env = np.zeros(1, dtype=np.uint64)
+    e1 = np.zeros(K)
+    e2 = np.zeros((K, 1))
+    return _stage2(N - rounds, N, targets_f, active_f, counts, sumf, sumg, True, CF, CF, env, 0, e1, e1, e2, e1, e1)
+
+
+@njit(cache=True)
+def elimination_run(N, targets_g, targets_f, commit_mode, use_table, CF, CG, env, pol,
+                    kind, mu_f, mu_g, probs, fv, gv, counts, sumf, sumg, active_g, active_f):
+    """One run of the two-stage elimination. Fills counts/sums/active sets; returns the committed arm."""
+    counts[:] = 0
+    sumf[:] = 0.0
+    sumg[:] = 0.0
+    active_g[:] = True
+    active_f[:] = True
+    t = 0
+    # Stage I: reserved elimination on g
+    for l in range(targets_g.size):
+        if t >= N or _n_active(active_g) <= 1:
+            break
+        complete, t = _epoch(active_g, targets_g[l], t, N, counts, sumf, sumg, use_table, CF, CG, env,
+                             kind, mu_f, mu_g, probs, fv, gv)
+        if not complete:
+            break
+        _eliminate(active_g, sumg, counts, math.ldexp(1.0, -(l + 1)))
+    # Stage II: elimination on f until round N
+    _stage2(t, N, targets_f, active_f, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, mu_g, probs, fv, gv)
     if commit_mode == COMMIT_UNIFORM:
         return nb_commit_uniform(active_g, pol)
     if commit_mode == COMMIT_EMPIRICAL:

@@ -45,6 +45,7 @@ from scipy.stats import norm
 
 from .. import seeds
 from ..errors import check_choice, check_int, check_real
+from ..results import CommitmentResult, run_seeds
 from .portfolio import ConcaveReward, QuadraticReward, portfolio_solve_exact, solver_for
 
 
@@ -226,39 +227,31 @@ def run_seed(problem: PortfolioProblem, policy, seed: int = 0, s: int = 0, trace
     return run
 
 
-@dataclass
-class PortfolioRunResult:
-    """Outcome of :func:`simulate`, one entry per seed (regret split as in the module docstring)."""
+@dataclass(repr=False)
+class PortfolioRunResult(CommitmentResult):
+    """Outcome of :func:`simulate`, one entry per seed (regret split as in the module docstring).
 
-    policy: str
-    N: int
-    T: int
-    regret: np.ndarray
-    experiment_regret: np.ndarray
-    commitment_regret: np.ndarray
+    The first six fields (policy, N, T, regret, experiment_regret, commitment_regret) are
+    ``results.CommitmentResult``'s; regret = experiment_regret + commitment_regret + sampling_cost.
+    """
+
     sampling_cost: np.ndarray
     pulls: np.ndarray
     portfolios: np.ndarray
     info: list
 
-    @property
-    def mean_regret(self) -> float:
-        return float(np.mean(self.regret))
 
-    def __repr__(self) -> str:
-        return (f"PortfolioRunResult({self.policy}, N={self.N}, T={self.T}, seeds={self.regret.size}, "
-                f"mean regret={self.mean_regret:.4g})")
+def _run_chunk(problem, policy, seed, indices, progress=False):
+    return run_seeds(lambda s: run_seed(problem, policy, seed, s), indices, desc=getattr(policy, "name", ""),
+                     progress=progress)
 
 
-def _run_chunk(problem, policy, seed, indices):
-    return [run_seed(problem, policy, seed, s) for s in indices]
-
-
-def simulate(problem: PortfolioProblem, policy, n_seeds: int = 1, seed: int = 0, n_jobs: int = 1) -> PortfolioRunResult:
+def simulate(problem: PortfolioProblem, policy, n_seeds: int = 1, seed: int = 0, n_jobs: int = 1,
+             progress: bool = False) -> PortfolioRunResult:
     """Run ``policy`` on ``problem`` for ``n_seeds`` seed indices 0..n_seeds-1 (joblib with ``n_jobs`` > 1).
 
     Seed index s always gets the same tables and policy stream, so the result does not depend on
-    ``n_jobs`` or on how the seeds are chunked.
+    ``n_jobs`` or on how the seeds are chunked. ``progress`` shows a bar over the seeds (with ``n_jobs`` = 1).
     """
     if not isinstance(problem, PortfolioProblem):
         raise ValueError(f"problem={problem!r} is not allowed: expected a PortfolioProblem")
@@ -268,7 +261,7 @@ def simulate(problem: PortfolioProblem, policy, n_seeds: int = 1, seed: int = 0,
     seed = check_int("seed", seed, 0)
     n_jobs = check_int("n_jobs", n_jobs, 1)
     if n_jobs == 1 or n_seeds == 1:
-        runs = _run_chunk(problem, policy, seed, range(n_seeds))
+        runs = _run_chunk(problem, policy, seed, range(n_seeds), progress)
     else:
         from joblib import Parallel, delayed
         chunks = [c for c in np.array_split(np.arange(n_seeds), min(n_seeds, 4 * n_jobs)) if c.size]

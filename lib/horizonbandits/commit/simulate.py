@@ -6,47 +6,35 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import check_choice, check_int
+from ..results import CommitmentResult
 from .policies.base import CommitPolicy
 from .problem import CommitProblem
 from .sampling import draw_tables, environment_stream_seeds, policy_stream_seeds
 
 
-@dataclass
-class CommitResult:
+@dataclass(repr=False)
+class CommitResult(CommitmentResult):
     """Outcome of ``simulate``: one entry per run (seed index).
 
     regret = experiment_regret + commitment_regret (equation 2 of the paper, pseudo-regret with the means):
     experiment_regret = sum_t (mu_f* - mu_f(I_t)) = pulls @ gaps_f, commitment_regret = (T - N)(mu_g* - mu_g(J)).
     pulls : (n_seeds, K) experiment pulls per arm; committed : (n_seeds,) committed arm J (0-based).
+    The first six fields (policy, N, T and the regrets) are ``results.CommitmentResult``'s.
     """
 
-    policy: str
-    N: int
-    T: int
-    regret: np.ndarray
-    experiment_regret: np.ndarray
-    commitment_regret: np.ndarray
     committed: np.ndarray
     pulls: np.ndarray
     best_f: int
     best_g: int
 
-    @property
-    def mean_regret(self) -> float:
-        return float(np.mean(self.regret))
-
-    @property
-    def n_seeds(self) -> int:
-        return int(self.regret.size)
-
     def commit_rate(self) -> np.ndarray:
         """Share of runs committing to each arm."""
         return np.bincount(self.committed, minlength=self.pulls.shape[1]) / self.n_seeds
 
-    def __repr__(self) -> str:
-        return (f"CommitResult({self.policy}, N={self.N}, T={self.T}, runs={self.n_seeds}, "
+    def _summary(self) -> list[str]:
+        return [f"N={self.N}", f"T={self.T}", f"runs={self.n_seeds}",
                 f"mean regret={self.mean_regret:.4g} = {self.experiment_regret.mean():.4g} (experiment) + "
-                f"{self.commitment_regret.mean():.4g} (commitment))")
+                f"{self.commitment_regret.mean():.4g} (commitment)"]
 
 
 def simulate(problem: CommitProblem, policy: CommitPolicy, n_seeds: int = 1, seed: int = 0,

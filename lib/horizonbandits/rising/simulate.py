@@ -7,14 +7,15 @@ import numpy as np
 from ..progress import tqdm  # widget bar in JupyterLab, text bar under papermill and in terminals
 
 from ..errors import check_choice, check_int
+from ..results import Result
 from .instances import RisingInstance
 from .observations import checked_reward_source, policy_stream_seed, resolve_noise
 from .oracle import collected_value, optimal_arm, optimal_value, regret_curve
 from .policies.base import POLICIES, RisingPolicy
 
 
-@dataclass
-class RunResult:
+@dataclass(repr=False)
+class RunResult(Result):
     """Outcome of ``simulate``: one entry per seed.
 
     regret : (n_seeds,) pseudo-regret at T against the optimal fixed arm for this T (not clipped).
@@ -33,13 +34,8 @@ class RunResult:
     arms: np.ndarray | None = None
     names: tuple = field(default_factory=tuple)
 
-    @property
-    def mean_regret(self) -> float:
-        return float(np.mean(self.regret))
-
-    def __repr__(self) -> str:
-        return (f"RunResult({self.policy}, T={self.T}, seeds={self.regret.size}, "
-                f"mean regret={self.mean_regret:.4g}, optimal arm={self.optimal_arm})")
+    def _summary(self) -> list[str]:  # repr: RunResult(policy, T=.., seeds=.., mean regret=.., optimal arm=..)
+        return [f"T={self.T}", *super()._summary(), f"optimal arm={self.optimal_arm}"]
 
 
 def run_seed(inst: RisingInstance, policy: RisingPolicy, T: int, seed: int, s: int, noise=None,

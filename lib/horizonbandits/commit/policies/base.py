@@ -15,33 +15,28 @@ A policy is a frozen dataclass of hyperparameters with a display ``name`` and th
 On the same tables and stream seed ``run_table`` and ``reference`` agree exactly (same counts, same
 commitment); ``run_batch`` agrees with them in distribution. Tests check both.
 
-The portfolio policies of section 6.2 (ROSCOC, UCB-Portfolio) have another interface (``run(problem,
-tables, stream_seed, trace)`` on a ``portfolio_model.PortfolioProblem``) and their own registry,
-``PORTFOLIO_POLICIES``, filled by ``register_portfolio_policy`` when their modules are imported (they
-need cvxpy, so ``horizonbandits.commit.PORTFOLIO_POLICIES`` imports them on first use).
+The portfolio policies of section 6.2 (ROSCOC, UCB-Portfolio) derive from ``PortfolioPolicy``: another
+interface (``run(problem, tables, stream_seed, trace)`` on a ``portfolio_model.PortfolioProblem``) and their
+own registry, ``PORTFOLIO_POLICIES``, filled when their modules are imported (they need cvxpy, so
+``horizonbandits.commit.PORTFOLIO_POLICIES`` imports them on first use). ``register_portfolio_policy``
+files a portfolio policy written without that base.
+
+Both bases derive from ``horizonbandits.policy_base.Policy`` (registration, ``label``, ``_check``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import ClassVar
+from dataclasses import dataclass
 
 import numpy as np
+
+from ...policy_base import Policy, make, register
 
 COMMIT_POLICIES: dict[str, type] = {}
 PORTFOLIO_POLICIES: dict[str, type] = {}
 
 
 @dataclass(frozen=True)
-class CommitPolicy:
-    name: ClassVar[str] = ""
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if cls.__dict__.get("name"):
-            if cls.name in COMMIT_POLICIES and COMMIT_POLICIES[cls.name].__qualname__ != cls.__qualname__:
-                raise RuntimeError(f"two commitment policies are named {cls.name!r}")
-            COMMIT_POLICIES[cls.name] = cls
-
+class CommitPolicy(Policy, registry=COMMIT_POLICIES, kind="commitment policy"):
     def run_batch(self, problem, env_seeds: np.ndarray, pol_seeds: np.ndarray):
         raise NotImplementedError
 
@@ -51,29 +46,22 @@ class CommitPolicy:
     def reference(self, problem, F: np.ndarray, G: np.ndarray, stream_seed: int = 0, trace: bool = False):
         raise NotImplementedError
 
-    @property
-    def label(self) -> str:
-        """Display name with the hyperparameters that differ from their defaults, e.g. 'RAEC(commit='empirical')'."""
-        changed = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
-                   if getattr(self, f.name) != f.default]
-        return self.name + (f"({', '.join(changed)})" if changed else "")
+
+@dataclass(frozen=True)
+class PortfolioPolicy(Policy, registry=PORTFOLIO_POLICIES, kind="portfolio policy"):
+    def run(self, problem, tables, stream_seed: int = 0, trace: bool = False):
+        """One seed: a ``portfolio_model.PolicyRun`` (experiment pulls per arm, committed portfolio, details)."""
+        raise NotImplementedError
 
 
 def make_commit_policy(name: str, **params) -> CommitPolicy:
     """``COMMIT_POLICIES[name](**params)`` with a one-line error for an unknown name."""
-    if name not in COMMIT_POLICIES:
-        raise ValueError(f"policy={name!r} is not allowed: expected one of {', '.join(sorted(COMMIT_POLICIES))}")
-    return COMMIT_POLICIES[name](**params)
+    return make(COMMIT_POLICIES, name, **params)
 
 
 def register_portfolio_policy(cls):
     """Class decorator: file a portfolio policy under its display ``name`` in ``PORTFOLIO_POLICIES``."""
-    if not cls.name:
-        raise RuntimeError(f"portfolio policy {cls.__qualname__} has no display name")
-    if cls.name in PORTFOLIO_POLICIES and PORTFOLIO_POLICIES[cls.name].__qualname__ != cls.__qualname__:
-        raise RuntimeError(f"two portfolio policies are named {cls.name!r}")
-    PORTFOLIO_POLICIES[cls.name] = cls
-    return cls
+    return register(PORTFOLIO_POLICIES, cls, "portfolio policy")
 
 
 def problem_arrays(problem):

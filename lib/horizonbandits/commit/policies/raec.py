@@ -11,15 +11,14 @@ from ...rng import PyStream
 from .. import theory
 from ..commitment import py_commit_empirical, py_commit_uniform
 from ..elimination import (COMMIT_EMPIRICAL, COMMIT_F_SET, COMMIT_UNIFORM, MAX_EPOCHS, elimination_batch,
-                           elimination_table, epoch_targets, stage2_epoch_count)
+                           elimination_table, epoch_targets, stage2_schedule)
 from ..sampling import prefix_sums
 from .base import CommitPolicy, problem_arrays
 
 
 def stage2_targets(problem, scale: float) -> np.ndarray:
     """Stage II targets ceil(scale 4 log(N) / (2^-l)^2), l = 1, 2, ..., up to the first one >= N."""
-    full = epoch_targets(scale, math.log(problem.N), MAX_EPOCHS, problem.N)
-    return full[: stage2_epoch_count(full, problem.N)]
+    return stage2_schedule(problem.N, scale)
 
 
 class _EliminationPolicy(CommitPolicy):
@@ -93,11 +92,11 @@ class RAEC(_EliminationPolicy):
         if self.eps is not None and self.eps != "by_region":
             if isinstance(self.eps, str):
                 raise ValueError(f"eps={self.eps!r} is not allowed: expected None, 'by_region' or a number >= 0")
-            object.__setattr__(self, "eps", check_real("eps", self.eps, 0.0))
-        object.__setattr__(self, "stage1_scale", check_real("stage1_scale", self.stage1_scale, 0.0, lo_open=True))
-        object.__setattr__(self, "stage2_scale", check_real("stage2_scale", self.stage2_scale, 0.0, lo_open=True))
-        check_choice("commit", self.commit, ("uniform", "empirical"))
-        object.__setattr__(self, "min_epochs", check_int("min_epochs", self.min_epochs, 0, MAX_EPOCHS))
+            self._check("eps", check_real, 0.0)
+        self._check("stage1_scale", check_real, 0.0, lo_open=True)
+        self._check("stage2_scale", check_real, 0.0, lo_open=True)
+        self._check("commit", check_choice, ("uniform", "empirical"))
+        self._check("min_epochs", check_int, 0, MAX_EPOCHS)
 
     @property
     def _commit_mode(self) -> int:
@@ -167,7 +166,7 @@ class NoShiftElimination(_EliminationPolicy):
     _commit_mode = COMMIT_F_SET
 
     def __post_init__(self):
-        object.__setattr__(self, "stage_scale", check_real("stage_scale", self.stage_scale, 0.0, lo_open=True))
+        self._check("stage_scale", check_real, 0.0, lo_open=True)
 
     def schedule(self, problem):
         return np.zeros(0, dtype=np.int64), stage2_targets(problem, self.stage_scale)
@@ -175,20 +174,28 @@ class NoShiftElimination(_EliminationPolicy):
 
 # ---------------------------------------------------------------------------------------- reference
 def reference_elimination(F, G, N: int, targets_g, targets_f, commit_mode: int, stream_seed: int = 0,
-                          trace: bool = False):
+                          trace: bool = False, prior_counts=None):
     """Per-round reference of the two-stage elimination on outcome tables F, G (``F[i, n]`` = f of pull n).
 
     Returns (arms, committed) or, with ``trace``, (arms, committed, epochs) where ``epochs`` is a list of
     dicts, one per epoch: stage, epoch, threshold, target, active arms before, pulls made, first and last
     round, whether it finished, the empirical means it tested and the arms it eliminated.
+
+    ``prior_counts`` (ROSCOC's Stage II, with ``targets_g`` empty): pulls of each arm made before, by
+    another stage; they count towards the targets and the means, and their rounds towards N. ``arms``
+    then lists the rounds played here only.
     """
     K = F.shape[0]
     stream = PyStream(stream_seed)
-    counts = [0] * K
-    sf = [0.0] * K
-    sg = [0.0] * K
+    counts = [0] * K if prior_counts is None else [int(c) for c in prior_counts]
+    sf = [float(sum(F[i, 1:c + 1])) for i, c in enumerate(counts)]
+    sg = [float(sum(G[i, 1:c + 1])) for i, c in enumerate(counts)]
     arms: list[int] = []
     epochs: list[dict] = []
+    t0 = sum(counts)
+
+    def played():
+        return t0 + len(arms)
 
     def pull(i):
         counts[i] += 1
@@ -203,7 +210,7 @@ def reference_elimination(F, G, N: int, targets_g, targets_f, commit_mode: int, 
             if not due:
                 return True
             for i in due:
-                if len(arms) == N:
+                if played() == N:
                     return False
                 pull(i)
 
@@ -218,16 +225,16 @@ def reference_elimination(F, G, N: int, targets_g, targets_f, commit_mode: int, 
     def record(stage, l, threshold, target, before, start, start_counts, complete, means, gone):
         if trace:
             epochs.append(dict(stage=stage, epoch=l, threshold=threshold, target=int(target),
-                               active=tuple(sorted(before)), first_round=start + 1, last_round=len(arms),
+                               active=tuple(sorted(before)), first_round=start + 1, last_round=played(),
                                pulls=tuple(counts[i] - start_counts[i] for i in range(K)),
                                complete=complete, means=means, eliminated=tuple(gone)))
 
     active_g = set(range(K))
     for l in range(1, len(targets_g) + 1):
-        if len(arms) >= N or len(active_g) <= 1:
+        if played() >= N or len(active_g) <= 1:
             break
         threshold = math.ldexp(1.0, -l)
-        before, start, start_counts = set(active_g), len(arms), list(counts)
+        before, start, start_counts = set(active_g), played(), list(counts)
         complete = run_epoch(active_g, targets_g[l - 1])
         means, gone = eliminate(active_g, sg, threshold) if complete else ({}, [])
         record("I (g)", l, threshold, targets_g[l - 1], before, start, start_counts, complete, means, gone)
@@ -236,18 +243,18 @@ def reference_elimination(F, G, N: int, targets_g, targets_f, commit_mode: int, 
 
     active_f = set(range(K))
     l = 0
-    while len(arms) < N:
+    while played() < N:
         if len(active_f) == 1:
             (i,) = active_f
-            start, start_counts = len(arms), list(counts)
-            while len(arms) < N:
+            start, start_counts = played(), list(counts)
+            while played() < N:
                 pull(i)
             record("II (f)", l + 1, math.nan, N, {i}, start, start_counts, True, {}, [])
             break
         listed = l < len(targets_f)
         target = targets_f[l] if listed else N + 1
         threshold = math.ldexp(1.0, -(l + 1))
-        before, start, start_counts = set(active_f), len(arms), list(counts)
+        before, start, start_counts = set(active_f), played(), list(counts)
         complete = run_epoch(active_f, target)
         means, gone = eliminate(active_f, sf, threshold) if (complete and listed) else ({}, [])
         record("II (f)", l + 1, threshold, target, before, start, start_counts, complete, means, gone)

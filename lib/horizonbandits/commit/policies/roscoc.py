@@ -20,9 +20,10 @@ from numba import njit
 from ...errors import check_choice, check_real
 from ...rng import PyStream
 from ..portfolio_model import PolicyRun, PortfolioProblem, PortfolioTables, theorem63_stage1_budget
-from ..elimination import allocate_round_robin
+from ..elimination import COMMIT_F_SET, allocate_round_robin, stage2_schedule, stage2_table
 from ..portfolio import QuadraticReward, solver_for
-from .base import register_portfolio_policy
+from .base import PortfolioPolicy
+from .raec import reference_elimination
 
 
 # ----------------------------------------------------------------------------------------------
@@ -73,7 +74,7 @@ def _frank_wolfe_kernel(Y, A, c, n1, radius_scale, gamma, doubling, path):
 
 
 # ----------------------------------------------------------------------------------------------
-# Stage II: arm elimination on f, counting earlier pulls (RAEC's Stage II, section 3.1).
+# Stage II: arm elimination on f, counting earlier pulls: RAEC's Stage II (section 3.1), its code.
 
 def round_robin_fill(need, budget: int) -> np.ndarray:
     """Pulls given to each arm when arms with need[i] > 0 are pulled in turn (index order) until
@@ -83,75 +84,47 @@ def round_robin_fill(need, budget: int) -> np.ndarray:
 
 
 def eliminate_on_f(CF, counts, rounds: int, N: int, scale: float):
-    """Run Stage II for ``rounds`` rounds starting from ``counts`` (pulls so far); return (counts, epochs).
+    """Run Stage II for ``rounds`` rounds ending at round N, starting from ``counts`` (pulls so far); return
+    (counts, epochs started).
 
-    Epoch l = 1, 2, ... has threshold 2^-l and target m_f,l = ceil(scale * 4 log N / threshold^2)
-    (section 3.1, with the 1/10 scale of section 7.3 passed in ``scale``); each active arm is
-    pulled round-robin until it has m_f,l pulls in total (Stage-I pulls count), then arms whose
-    empirical f-mean is more than the threshold below the best active one are eliminated. A lone
-    survivor takes all remaining rounds; when the rounds end inside an epoch they are shared
-    round-robin among the arms still below target (no elimination happens then).
+    This is RAEC's Stage II (section 3.1; ``elimination.stage2_table``, the compiled code RAEC runs): epoch
+    l = 1, 2, ... has threshold 2^-l and target m_f,l = ceil(scale * 4 log N / (2^-l)^2) (the 1/10 scale of
+    section 7.3 passed in ``scale``); each active arm is pulled round-robin until it has m_f,l pulls in total
+    (Stage-I pulls count), then an arm is eliminated when the best empirical f-mean of the active arms exceeds
+    its own by more than 2^-l (the paper's test: "the gap ... exceeds a threshold"). A lone survivor takes
+    all remaining rounds; when the rounds end inside an epoch they are shared round-robin among the arms
+    still below target (no elimination happens then).
     """
-    counts = np.asarray(counts, dtype=np.int64).copy()
-    active = np.arange(counts.size)
-    left, epoch = int(rounds), 0
-    log_n = math.log(N) if N > 1 else 0.0
-    while left > 0:
-        if active.size == 1:
-            counts[active[0]] += left
-            break
-        epoch += 1
-        threshold = 2.0 ** -epoch
-        target = max(1, math.ceil(scale * 4.0 * log_n / threshold ** 2))
-        need = np.maximum(target - counts[active], 0)
-        give = round_robin_fill(need, left)
-        counts[active] += give
-        left -= int(give.sum())
-        if (give < need).any():
-            break
-        means = CF[active, counts[active]] / counts[active]
-        active = active[means >= means.max() - threshold]
-    return counts, epoch
+    counts = np.array(counts, dtype=np.int64)
+    rounds = int(rounds)
+    if rounds <= 0:
+        return counts, 0
+    epochs = stage2_table(int(N), rounds, stage2_schedule(N, scale), np.ascontiguousarray(CF, dtype=np.float64),
+                          counts)
+    return counts, int(epochs)
 
 
 def eliminate_on_f_reference(F, counts, rounds: int, N: int, scale: float):
-    """Stage II one round at a time (the tests check that :func:`eliminate_on_f` gives the same counts).
-
-    Within an epoch the active arms are visited in index order, again and again, and a visited arm
-    below its target is pulled once; the epoch ends when all reach the target (then eliminate) or
-    when the rounds run out.
-    """
-    counts = [int(c) for c in counts]
-    total = [float(np.sum(F[i, :c])) for i, c in enumerate(counts)]
-    active = list(range(len(counts)))
-    t, epoch = 0, 0
-    while t < rounds:
-        if len(active) == 1:
-            counts[active[0]] += 1
-            t += 1
-            continue
-        epoch += 1
-        threshold = 2.0 ** -epoch
-        target = max(1, math.ceil(scale * 4.0 * (math.log(N) if N > 1 else 0.0) / threshold ** 2))
-        while t < rounds and any(counts[i] < target for i in active):
-            for i in active:
-                if counts[i] < target and t < rounds:
-                    total[i] += F[i, counts[i]]
-                    counts[i] += 1
-                    t += 1
-        if any(counts[i] < target for i in active):
-            break
-        best = max(total[i] / counts[i] for i in active)
-        active = [i for i in active if total[i] / counts[i] >= best - threshold]
-    return np.array(counts, dtype=np.int64), epoch
+    """Stage II one round at a time: RAEC's per-round reference (``raec.reference_elimination`` with no Stage I,
+    started from the pulls ``counts``). The tests check that :func:`eliminate_on_f` gives the same counts.
+    ``F[i, n]`` is the f-reward of arm i's (n+1)-th pull (no leading column)."""
+    counts = np.array(counts, dtype=np.int64)
+    rounds = int(rounds)
+    if rounds <= 0:
+        return counts, 0
+    padded = np.concatenate([np.zeros((F.shape[0], 1)), np.asarray(F, dtype=np.float64)], axis=1)
+    arms, _, trace = reference_elimination(padded, padded, int(counts.sum()) + rounds, [],
+                                           [int(x) for x in stage2_schedule(N, scale)], COMMIT_F_SET,
+                                           trace=True, prior_counts=counts)
+    epochs = sum(1 for e in trace if e["stage"] == "II (f)" and not math.isnan(e["threshold"]))
+    return counts + np.bincount(arms, minlength=counts.size), epochs
 
 
 # ----------------------------------------------------------------------------------------------
 # The policy.
 
-@register_portfolio_policy
 @dataclass(frozen=True)
-class ROSCOC:
+class ROSCOC(PortfolioPolicy):
     """Reserved online stochastic convex optimisation for commitment (ROSCOC), section 6.2.
 
     Our reading of section 6.2 and of Agrawal and Devanur (2014), "Bandits with concave rewards and
@@ -186,8 +159,9 @@ class ROSCOC:
       every round as in AD14; ``"doubling"`` only when the number of Stage-I pulls has doubled
       since the last time (after K, 2K, 4K, ... pulls); the Frank-Wolfe gradient is taken at the
       current average outcome every round either way. ``info["solves"]`` counts the recomputations.
-    Stage II (rounds n1+1..N). Arm elimination on f with targets stage2_scale * m_f,l
-      (``eliminate_on_f``; 1/10 as in section 7.3), Stage-I pulls counting.
+    Stage II (rounds n1+1..N). RAEC's Stage II, run by RAEC's code: arm elimination on f with targets
+      stage2_scale * m_f,l (``eliminate_on_f``; 1/10 as in section 7.3), Stage-I pulls counting, an arm
+      eliminated when the best empirical f-mean exceeds its own by more than 2^-l.
     Commitment. ``commit="path"`` (the paper): the empirical distribution of the Stage-I
       execution path, x_j = (Stage-I pulls of arm j) / n1, executed by sampling uniformly from the
       path. ``commit="plugin"`` (our ablation, not in the paper): argmax g(O_hat x) with the
@@ -208,22 +182,14 @@ class ROSCOC:
     name: ClassVar[str] = "ROSCOC"
 
     def __post_init__(self):
-        object.__setattr__(self, "stage1_scale", check_real("stage1_scale", self.stage1_scale, 0.0, lo_open=True))
-        object.__setattr__(self, "stage2_scale", check_real("stage2_scale", self.stage2_scale, 0.0, lo_open=True))
-        check_choice("solve_every", self.solve_every, ("round", "doubling"))
-        object.__setattr__(self, "radius_scale", check_real("radius_scale", self.radius_scale, 0.0))
-        if self.gamma is not None:
-            object.__setattr__(self, "gamma", check_real("gamma", self.gamma, 0.0, lo_open=True))
-        check_choice("commit", self.commit, ("path", "plugin"))
-        if self.lipschitz is not None:
-            object.__setattr__(self, "lipschitz", check_real("lipschitz", self.lipschitz, 0.0, lo_open=True))
-        check_choice("stage1", self.stage1, STAGE1_STEPS)
-
-    @property
-    def label(self) -> str:
-        from dataclasses import fields
-        changed = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if getattr(self, f.name) != f.default]
-        return self.name + (f"({', '.join(changed)})" if changed else "")
+        self._check("stage1_scale", check_real, 0.0, lo_open=True)
+        self._check("stage2_scale", check_real, 0.0, lo_open=True)
+        self._check("solve_every", check_choice, ("round", "doubling"))
+        self._check("radius_scale", check_real, 0.0)
+        self._check("gamma", check_real, 0.0, lo_open=True, optional=True)
+        self._check("commit", check_choice, ("path", "plugin"))
+        self._check("lipschitz", check_real, 0.0, lo_open=True, optional=True)
+        self._check("stage1", check_choice, STAGE1_STEPS)
 
     def stage1_rounds(self, problem: PortfolioProblem) -> int:
         L = problem.reward.lipschitz() if self.lipschitz is None else self.lipschitz

@@ -16,7 +16,7 @@ from numba import njit
 
 from ..portfolio_model import PolicyRun, PortfolioProblem, PortfolioTables
 from ..portfolio import solver_for
-from .base import register_portfolio_policy
+from .base import PortfolioPolicy
 from .ucb import nb_ucb_arm
 
 
@@ -75,9 +75,8 @@ def ucb_f_counts(F, N, record_arms: bool = False):
 # ----------------------------------------------------------------------------------------------
 # The policy.
 
-@register_portfolio_policy
 @dataclass(frozen=True)
-class UCBPortfolio:
+class UCBPortfolio(PortfolioPolicy):
     """UCB-Portfolio (section 7.3): UCB1 on f for the N experiment rounds, then the plug-in portfolio.
 
     The commitment is argmax_{x in simplex} g(O_hat x), with O_hat the empirical outcome means of
@@ -85,10 +84,6 @@ class UCBPortfolio:
     """
 
     name: ClassVar[str] = "UCB-Portfolio"
-
-    @property
-    def label(self) -> str:
-        return self.name
 
     def run(self, problem: PortfolioProblem, tables: PortfolioTables, stream_seed: int = 0, trace: bool = False):
         counts = ucb_f_counts(tables.F, problem.N)

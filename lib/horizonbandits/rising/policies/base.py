@@ -18,7 +18,9 @@ A policy is a frozen dataclass of hyperparameters with:
 Kernel and reference receive the same rewards (the reference as the table ``draw_observations``
 fills with the numbers the kernel draws lazily) and, for randomised policies, the same stream seed
 (``horizonbandits.rng``); tests check that they pick the same arms. Subclasses with a non-empty
-``name`` register themselves in ``POLICIES`` when imported.
+``name`` register themselves in ``POLICIES`` when imported (``horizonbandits.policy_base.Policy``,
+the base shared with the commitment and portfolio policies, does the registration, the ``label``
+and the ``_check`` helper for hyperparameters).
 """
 from __future__ import annotations
 
@@ -27,22 +29,16 @@ from typing import ClassVar
 
 import numpy as np
 
+from ...policy_base import Policy, make
+
 POLICIES: dict[str, type] = {}
 
 
 @dataclass(frozen=True)
-class RisingPolicy:
-    name: ClassVar[str] = ""
+class RisingPolicy(Policy, registry=POLICIES, kind="policy"):
     uses_horizon: ClassVar[bool] = False
     takes_noise_scale: ClassVar[bool] = False
     randomised: ClassVar[bool] = False
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if cls.__dict__.get("name"):
-            if cls.name in POLICIES and POLICIES[cls.name].__qualname__ != cls.__qualname__:
-                raise RuntimeError(f"two policies are named {cls.name!r}")
-            POLICIES[cls.name] = cls
 
     def run_kernel(self, obs, T: int, checkpoints: np.ndarray, arms_out: np.ndarray, stream_seed: int) -> np.ndarray:
         raise NotImplementedError
@@ -50,20 +46,10 @@ class RisingPolicy:
     def reference(self, X: np.ndarray, T: int, stream_seed: int = 0, trace: bool = False):
         raise NotImplementedError
 
-    @property
-    def label(self) -> str:
-        """Display name with the non-default hyperparameters, e.g. 'CURE-UCB(eps=0.5)'."""
-        from dataclasses import MISSING, fields
-        changed = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
-                   if f.default is MISSING or getattr(self, f.name) != f.default]
-        return self.name + (f"({', '.join(changed)})" if changed else "")
-
 
 def make_policy(name: str, **params) -> RisingPolicy:
     """``POLICIES[name](**params)`` with a one-line error for an unknown name."""
-    if name not in POLICIES:
-        raise ValueError(f"policy={name!r} is not allowed: expected one of {', '.join(sorted(POLICIES))}")
-    return POLICIES[name](**params)
+    return make(POLICIES, name, **params)
 
 
 def round_robin_arm(t: int, K: int) -> int:
