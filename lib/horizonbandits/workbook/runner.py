@@ -8,11 +8,16 @@
 - After each notebook: its outputs are adopted (only a success replaces the previous ones) and
   ``manifest.json``, ``claims.csv`` and ``index.html`` are rewritten, so an interrupted run keeps
   what finished.
+- With ``--jobs N`` > 1 the notebooks start longest first (``longest_first``: the larger of
+  ``params/<profile>/expected_seconds.json`` and this profile's last manifest; a notebook known to neither
+  starts first, since it may be long), so the long ones do not start last and leave a core idle. The
+  numbers a notebook computes do not depend on the order.
 - Kernels see ``HB_CACHE_DIR`` (the outputs folder's ``cache/`` unless the user set it) and, with
   ``--cluster``, ``HB_DASK_ADDRESS``.
 """
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import shutil
@@ -102,6 +107,35 @@ def exclusive_profile_dir(wb: Workbook, profile_dir: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+EXPECTED_FILE = "expected_seconds.json"
+
+
+def expected_seconds(wb: Workbook, profile: str) -> dict[str, float]:
+    """Expected wall seconds per notebook: the larger of ``params/<profile>/expected_seconds.json`` (committed,
+    measured from an empty cache) and the wall time of the last successful run in this profile's
+    ``manifest.json`` (a run from a warm cache takes seconds, so it may only raise the estimate)."""
+    expected: dict[str, float] = {}
+    try:
+        data = json.loads((wb.params_dir / profile / EXPECTED_FILE).read_text(encoding="utf-8"))
+        expected.update({str(k): float(v) for k, v in data.items() if not str(k).startswith("_")})
+    except (OSError, ValueError, TypeError, AttributeError):
+        pass
+    try:
+        manifest = json.loads((wb.profile_dir(profile) / "manifest.json").read_text(encoding="utf-8"))
+        for name, entry in manifest.get("notebooks", {}).items():
+            if entry.get("status") == "ok" and entry.get("wall_time_s") is not None:
+                expected[name] = max(expected.get(name, 0.0), float(entry["wall_time_s"]))
+    except (OSError, ValueError, TypeError, AttributeError):
+        pass
+    return expected
+
+
+def longest_first(names: list[str], expected: dict[str, float]) -> list[str]:
+    """``names`` in the order to start them on several workers: unknown cost first, then longest expected
+    first (the greedy longest-processing-time schedule); ties keep the given order."""
+    return sorted(names, key=lambda n: (n in expected, -expected.get(n, 0.0)))
+
+
 def kernel_environment(wb: Workbook, cluster: str | None = None, base: dict | None = None) -> dict:
     """The environment of the worker processes and so of the notebooks' kernels."""
     env = dict(os.environ if base is None else base)
@@ -160,7 +194,11 @@ class _Run:
         except (ImportError, OSError) as exc:
             print(f"hb: warning: formulas will not render in the pages: MathJax not copied ({one_line(exc)})",
                   file=sys.stderr)
-        pending = deque(p for p in self.plans if p.problem is None)
+        runnable = [p for p in self.plans if p.problem is None]
+        if self.jobs > 1:
+            order = longest_first([p.name for p in runnable], expected_seconds(self.wb, self.profile))
+            runnable.sort(key=lambda p: order.index(p.name))  # the plans' names are unique
+        pending = deque(runnable)
         t0 = time.perf_counter()
         previous = self._catch_signals()
         try:
