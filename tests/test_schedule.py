@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from horizonbandits.workbook.locate import Workbook
-from horizonbandits.workbook.runner import expected_seconds, longest_first
+from horizonbandits.workbook.runner import expected_seconds, longest_first, next_startable, start_after
 
 
 def test_longest_first_puts_unknown_then_longest_first():
@@ -44,3 +44,23 @@ def test_the_paper_file_names_every_notebook():
     names = set(wb.names())
     listed = set(expected_seconds(wb, "paper"))
     assert names <= listed, f"params/paper/expected_seconds.json misses {sorted(names - listed)}"
+
+
+def test_next_startable_waits_for_the_notebooks_it_reuses():
+    after = {"ablation": ["figure"]}
+    assert next_startable(["ablation", "other"], {"figure"}, after) == "other"
+    assert next_startable(["ablation"], {"figure"}, after) is None          # wait while figure runs
+    assert next_startable(["ablation"], set(), after) == "ablation"         # figure done (or not selected)
+    assert next_startable(["ablation", "figure"], set(), after) == "figure"
+
+
+def test_next_startable_breaks_a_cycle():
+    after = {"a": ["b"], "b": ["a"]}
+    assert next_startable(["a", "b"], set(), after) == "a"
+    assert next_startable(["b"], {"a"}, after) is None
+
+
+def test_start_after_reads_the_file(workbook):
+    (workbook.params_dir / "paper" / "expected_seconds.json").write_text(json.dumps({"_after": {"x": ["y"]}, "x": 1}))
+    assert start_after(workbook, "paper") == {"x": ["y"]}
+    assert expected_seconds(workbook, "paper") == {"x": 1.0}
