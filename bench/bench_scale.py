@@ -20,7 +20,7 @@ user needs to size a study a few times larger than the paper's. The measured col
 last paper run in ``outputs/paper/manifest.json``, or "not run".
 
 ``--cluster`` instead measures how a heavy grid (ltf_experiments' ten policies on its instances, reduced
-to ``--cluster-instances`` instances, 4 seeds, T = 10K and 20K) splits over a dask LocalCluster of 1 and
+to ``--cluster-instances`` instances, 8 seeds, T = 20K and 50K) splits over a dask LocalCluster of 1 and
 2 worker processes (one thread each), the way ``hb run --cluster`` / ``HB_DASK_ADDRESS`` sends the grids
 of every notebook to a scheduler: wall time per worker count and the speed-up.
 """
@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import resource
 import subprocess
 import sys
@@ -119,7 +120,8 @@ for i, cell in enumerate(nb["cells"][:max(timed) + 1]):
 print("CPU", total)
 """
     with tempfile.TemporaryDirectory() as out:
-        proc = subprocess.run([sys.executable, "-c", code, out], capture_output=True, text=True, cwd=ROOT)
+        env = {**os.environ, "HB_CACHE_DIR": str(Path(out) / "cache")}  # an empty result cache for every run
+        proc = subprocess.run([sys.executable, "-c", code, out], capture_output=True, text=True, cwd=ROOT, env=env)
     for line in proc.stdout.splitlines():
         if line.startswith("CPU "):
             return float(line.split()[1])
@@ -172,18 +174,20 @@ def cluster_study(n_instances: int, workers=(1, 2)) -> None:
     from distributed import Client, LocalCluster
 
     from horizonbandits.experiments import instance_set, make_policies, run_grid
+    from horizonbandits.experiments.executor import close_dask_clients
     pols = make_policies(["CURE-UCB", "R-ed-UCB", "ET-SWGTS", "TI-UCB", "R-ed-AE", "SW-UCB", "SW-KL-UCB", "SW-TS",
                           "Rexp3", "Ser4"], {"CURE-UCB": {"eps": 0.5}}, sigma=0.01)
     insts = instance_set("ltf", n_instances, seed=0)
     run_grid(dict(list(insts.items())[:1]), pols, [2000], 1, backend="sequential", cache=False, progress=False)  # compile
     walls = {}
     for n in workers:
-        with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+        with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
                 Client(cluster):
             t0 = time.perf_counter()
-            run_grid(insts, pols, [10_000, 20_000], 4, backend="dask", address=cluster.scheduler_address, cache=False,
+            run_grid(insts, pols, [20_000, 50_000], 8, backend="dask", address=cluster.scheduler_address, cache=False,
                      progress=False)
             walls[n] = time.perf_counter() - t0
+            close_dask_clients()  # the grid keeps a client per address; this cluster is about to close
         print(f"  dask LocalCluster, {n} worker(s): {walls[n]:6.1f} s wall", flush=True)
     if len(walls) > 1:
         print(f"  speed-up with {max(walls)} workers: {walls[min(walls)] / walls[max(walls)]:.2f} "
@@ -196,10 +200,10 @@ def main(argv=None):
     ap.add_argument("--shrink", type=float, default=8.0,
                     help="small runs: seeds and instances / SHRINK, T / sqrt(SHRINK) (default 8)")
     ap.add_argument("--cluster", action="store_true", help="measure a grid on a dask LocalCluster of 1 and 2 workers")
-    ap.add_argument("--cluster-instances", type=int, default=8)
+    ap.add_argument("--cluster-instances", type=int, default=12)
     args = ap.parse_args(argv)
     if args.cluster:
-        print(f"ltf grid, {args.cluster_instances} instances x 10 policies x 4 seeds, T = 10K and 20K, no cache:")
+        print(f"ltf grid, {args.cluster_instances} instances x 10 policies x 8 seeds, T = 20K and 50K, no cache:")
         cluster_study(args.cluster_instances)
         return
     print("notebook                     small CPU s   slope seeds   slope T   slope K   predicted paper CPU   measured")
