@@ -8,11 +8,13 @@
 - After each notebook: its outputs are adopted (only a success replaces the previous ones) and
   ``manifest.json``, ``claims.csv`` and ``index.html`` are rewritten, so an interrupted run keeps
   what finished.
-- With ``--jobs N`` > 1 the notebooks start longest first (``longest_first``: the larger of
-  ``params/<profile>/expected_seconds.json`` and this profile's last manifest; a notebook known to neither
+- With ``--jobs N`` > 1, in a profile that has ``params/<profile>/expected_seconds.json`` (the paper
+  profile), the notebooks start longest first (``longest_first``: the larger of that file's wall times
+  and this profile's last manifest's; a notebook known to neither
   starts first, since it may be long), so the long ones do not start last and leave a core idle; a
   notebook listed under ``"_after"`` there waits for the notebooks whose cached results it re-uses. The
-  numbers a notebook computes do not depend on the order.
+  numbers a notebook computes do not depend on the order. Without that file the notebooks start in the
+  order given.
 - Kernels see ``HB_CACHE_DIR`` (the outputs folder's ``cache/`` unless the user set it) and, with
   ``--cluster``, ``HB_DASK_ADDRESS``.
 """
@@ -217,7 +219,7 @@ class _Run:
                   file=sys.stderr)
         runnable = [p for p in self.plans if p.problem is None]
         after: dict[str, list[str]] = {}
-        if self.jobs > 1:
+        if self.jobs > 1 and (self.wb.params_dir / self.profile / EXPECTED_FILE).is_file():
             order = longest_first([p.name for p in runnable], expected_seconds(self.wb, self.profile))
             runnable.sort(key=lambda p: order.index(p.name))  # the plans' names are unique
             after = start_after(self.wb, self.profile)
