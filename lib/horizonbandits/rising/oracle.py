@@ -8,6 +8,7 @@ only on the final pull counts: sum_i sum_{n=1}^{N_i(T)} mu_i(n).
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from .instances import RisingInstance
 
@@ -79,7 +80,60 @@ def exhaustive_best_allocation(inst: RisingInstance, T: int, limit: int = 2_000_
     the best of all policies is the best allocation (N_1, ..., N_K) with sum T. Returns
     (value, allocation). Proposition 3.2 says that on nondecreasing curves the best allocation
     puts all T pulls on one arm.
+
+    Every allocation is visited (no pruning: the search must not assume the structure it checks),
+    in the order of :func:`allocations`, by a compiled loop; each value is summed arm by arm and an
+    allocation replaces the best so far only when it beats it by more than 1e-12, so the result is
+    the one of :func:`exhaustive_best_allocation_reference` (the tests compare them).
     """
+    from math import comb
+    T = inst.check_horizon(T)
+    count = comb(T + inst.K - 1, inst.K - 1)
+    if count > limit:
+        raise ValueError(f"T={T} is not allowed with K={inst.K}: {count:,} allocations exceed limit={limit:,}")
+    if inst.K >= 8:  # numpy sums 8 or more terms pairwise: keep the reference's rounding
+        return exhaustive_best_allocation_reference(inst, T, limit)
+    alloc = np.zeros(inst.K, dtype=np.int64)
+    value = _best_allocation_kernel(np.ascontiguousarray(inst.prefix, dtype=np.float64), T, alloc)
+    return float(value), alloc
+
+
+@njit(cache=True)
+def _best_allocation_kernel(prefix, T, best):
+    """Scan every composition of T into K = prefix.shape[0] parts in lexicographic order (the order of
+    ``allocations``); write the best one into ``best`` and return its value."""
+    K = prefix.shape[0]
+    a = np.zeros(K, dtype=np.int64)
+    a[K - 1] = T
+    best_value = -np.inf
+    while True:
+        value = 0.0
+        for k in range(K):
+            value += prefix[k, a[k]]
+        if value > best_value + 1e-12:
+            best_value = value
+            best[:] = a
+        # next composition: bump the last part that can grow (the one before the last nonzero part), zero the rest
+        if a[K - 1] > 0:
+            i = K - 2
+        else:
+            i = K - 2
+            while i >= 0 and a[i] == 0:
+                i -= 1
+            i -= 1
+        if i < 0:
+            return best_value
+        a[i] += 1
+        used = 0
+        for k in range(i + 1):
+            used += a[k]
+        for k in range(i + 1, K - 1):
+            a[k] = 0
+        a[K - 1] = T - used
+
+
+def exhaustive_best_allocation_reference(inst: RisingInstance, T: int, limit: int = 2_000_000):
+    """:func:`exhaustive_best_allocation` in plain Python (one numpy sum per allocation; slow)."""
     from math import comb
     T = inst.check_horizon(T)
     count = comb(T + inst.K - 1, inst.K - 1)

@@ -8,11 +8,19 @@
 - After each notebook: its outputs are adopted (only a success replaces the previous ones) and
   ``manifest.json``, ``claims.csv`` and ``index.html`` are rewritten, so an interrupted run keeps
   what finished.
+- With ``--jobs N`` > 1, in a profile that has ``params/<profile>/expected_seconds.json`` (the paper
+  profile), the notebooks start longest first (``longest_first``: the larger of that file's wall times
+  and this profile's last manifest's; a notebook known to neither
+  starts first, since it may be long), so the long ones do not start last and leave a core idle; a
+  notebook listed under ``"_after"`` there waits for the notebooks whose cached results it re-uses. The
+  numbers a notebook computes do not depend on the order. Without that file the notebooks start in the
+  order given.
 - Kernels see ``HB_CACHE_DIR`` (the outputs folder's ``cache/`` unless the user set it) and, with
   ``--cluster``, ``HB_DASK_ADDRESS``.
 """
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import shutil
@@ -102,6 +110,55 @@ def exclusive_profile_dir(wb: Workbook, profile_dir: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+EXPECTED_FILE = "expected_seconds.json"
+
+
+def expected_seconds(wb: Workbook, profile: str) -> dict[str, float]:
+    """Expected wall seconds per notebook: the larger of ``params/<profile>/expected_seconds.json`` (committed,
+    measured from an empty cache) and the wall time of the last successful run in this profile's
+    ``manifest.json`` (a run from a warm cache takes seconds, so it may only raise the estimate)."""
+    expected: dict[str, float] = {}
+    try:
+        data = json.loads((wb.params_dir / profile / EXPECTED_FILE).read_text(encoding="utf-8"))
+        expected.update({str(k): float(v) for k, v in data.items() if not str(k).startswith("_")})
+    except (OSError, ValueError, TypeError, AttributeError):
+        pass
+    try:
+        manifest = json.loads((wb.profile_dir(profile) / "manifest.json").read_text(encoding="utf-8"))
+        for name, entry in manifest.get("notebooks", {}).items():
+            if entry.get("status") == "ok" and entry.get("wall_time_s") is not None:
+                expected[name] = max(expected.get(name, 0.0), float(entry["wall_time_s"]))
+    except (OSError, ValueError, TypeError, AttributeError):
+        pass
+    return expected
+
+
+def start_after(wb: Workbook, profile: str) -> dict[str, list[str]]:
+    """``"_after"`` of ``params/<profile>/expected_seconds.json``: notebook -> the notebooks whose cached grid
+    results it re-uses, so it starts only when those (when selected in the same run) have finished."""
+    try:
+        data = json.loads((wb.params_dir / profile / EXPECTED_FILE).read_text(encoding="utf-8"))
+        return {str(k): [str(x) for x in v] for k, v in dict(data.get("_after", {})).items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
+def next_startable(pending: list[str], running: set[str], after: dict[str, list[str]]) -> str | None:
+    """The first of ``pending`` none of whose ``after`` notebooks is pending or running; when every pending
+    notebook waits and nothing runs (a cycle), the first one."""
+    waiting = set(pending) | set(running)
+    for name in pending:
+        if not any(dep in waiting and dep != name for dep in after.get(name, ())):
+            return name
+    return pending[0] if pending and not running else None
+
+
+def longest_first(names: list[str], expected: dict[str, float]) -> list[str]:
+    """``names`` in the order to start them on several workers: unknown cost first, then longest expected
+    first (the greedy longest-processing-time schedule); ties keep the given order."""
+    return sorted(names, key=lambda n: (n in expected, -expected.get(n, 0.0)))
+
+
 def kernel_environment(wb: Workbook, cluster: str | None = None, base: dict | None = None) -> dict:
     """The environment of the worker processes and so of the notebooks' kernels."""
     env = dict(os.environ if base is None else base)
@@ -160,7 +217,13 @@ class _Run:
         except (ImportError, OSError) as exc:
             print(f"hb: warning: formulas will not render in the pages: MathJax not copied ({one_line(exc)})",
                   file=sys.stderr)
-        pending = deque(p for p in self.plans if p.problem is None)
+        runnable = [p for p in self.plans if p.problem is None]
+        after: dict[str, list[str]] = {}
+        if self.jobs > 1 and (self.wb.params_dir / self.profile / EXPECTED_FILE).is_file():
+            order = longest_first([p.name for p in runnable], expected_seconds(self.wb, self.profile))
+            runnable.sort(key=lambda p: order.index(p.name))  # the plans' names are unique
+            after = start_after(self.wb, self.profile)
+        pending = deque(runnable)
         t0 = time.perf_counter()
         previous = self._catch_signals()
         try:
@@ -171,7 +234,11 @@ class _Run:
                         self._record(plan, Result(plan.name, "failed", 0.0, now(), error=plan.problem))
                 while (pending or self.running) and self.stop_signal is None:
                     while pending and len(self.running) < self.jobs and self.stop_signal is None:
-                        plan = pending.popleft()
+                        name = next_startable([p.name for p in pending], set(self.running), after)
+                        if name is None:
+                            break
+                        plan = next(p for p in pending if p.name == name)
+                        pending.remove(plan)
                         bar.set_postfix_str(plan.name)
                         self._start(plan)
                     self._collect()
