@@ -21,8 +21,12 @@ install: $(STAMP)
 run: $(STAMP)
 	$(HB) run --profile default
 
+# Two pytest workers (pytest-xdist), one test file each at a time: the notebooks' smoke run (its own two
+# jobs) overlaps the rest of the suite instead of leaving a core idle while single-process tests run.
+# A narrower run needs no workers: .venv/bin/python -m pytest -q tests/test_stats.py
+TEST_WORKERS ?= 2
 test: lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check lib tests bench
