@@ -4,10 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from ..progress import tqdm  # widget bar in JupyterLab, text bar under papermill and in terminals
 
 from ..errors import check_choice, check_int
-from ..results import Result
+from ..results import Result, run_seeds  # run_seeds: the seed loop behind the progress bar
 from .instances import RisingInstance
 from .observations import checked_reward_source, policy_stream_seed, resolve_noise
 from .oracle import collected_value, optimal_arm, optimal_value, regret_curve
@@ -77,9 +76,10 @@ def simulate(inst: RisingInstance, policy: RisingPolicy | str, T: int, n_seeds: 
     want_arms = return_curve or return_arms
     arms = np.empty((n_seeds, T), dtype=np.int64) if want_arms else None
     show = progress if progress is not None else (n_seeds * T * inst.K > 5e7)
-    for s in tqdm(range(n_seeds), desc=policy.name, disable=not show, leave=False):
-        p, a = run_seed(inst, policy, T, seed, s, record_arms=want_arms,
-                        obs=checked_reward_source(inst, noise, seed, s))
+    runs = run_seeds(lambda s: run_seed(inst, policy, T, seed, s, record_arms=want_arms,
+                                        obs=checked_reward_source(inst, noise, seed, s)),
+                     range(n_seeds), desc=policy.name, progress=show)
+    for s, (p, a) in enumerate(runs):
         pulls[s] = p[-1]
         if want_arms:
             arms[s] = a
