@@ -1,6 +1,5 @@
 """Progress bars: the widget bar only in a kernel a Jupyter server started, the text bar elsewhere, so
 notebooks executed by papermill hold plain text and no widget state."""
-import importlib
 import json
 
 import nbformat
@@ -9,8 +8,7 @@ from tqdm import notebook
 from tqdm.std import tqdm as text_bar
 
 from horizonbandits import progress
-
-simulate_module = importlib.import_module("horizonbandits.rising.simulate")  # the package re-exports a function of that name
+from horizonbandits import results as results_module  # rising and portfolio simulate loop over seeds in results.run_seeds
 
 CODE = """\
 import horizonbandits.rising as R
@@ -30,7 +28,7 @@ def test_choice_of_bar():
     assert notebook.IProgress is not None, "ipywidgets is a dependency: tqdm's notebook bar must be usable"
     assert progress.choose_bar({"JPY_SESSION_NAME": "/w/nb.ipynb"}, in_kernel=True) is notebook.tqdm
     # the loops of the workbook use the chosen bar (the text bar here, in pytest)
-    assert progress.tqdm is text_bar and simulate_module.tqdm is progress.tqdm
+    assert progress.tqdm is text_bar and results_module.tqdm is progress.tqdm  # the seed loop of every simulate
 
 
 def _execute(tmp_path, monkeypatch, session_name):
