@@ -23,14 +23,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .rng import _GOLDEN, _MASK, _MIX1, _MIX2, PyStream, nb_normal_step, nb_uniform_step
-
-_U_GOLDEN = np.uint64(_GOLDEN)
-_U_MIX1 = np.uint64(_MIX1)
-_U_MIX2 = np.uint64(_MIX2)
-_U30 = np.uint64(30)
-_U27 = np.uint64(27)
-_U31 = np.uint64(31)
+from .rng import (  # splitmix64's constants, as Python ints (the twin) and as uint64 (the kernels)
+    _GOLDEN,
+    _MASK,
+    _MIX1,
+    _MIX2,
+    _U27,
+    _U30,
+    _U31,
+    _U_GOLDEN,
+    _U_MIX1,
+    _U_MIX2,
+    PyStream,
+    nb_normal_step,
+    nb_uniform_step,
+)
 
 
 @njit(cache=True, inline="always")
