@@ -116,6 +116,17 @@ def start_w(W):
         W[i, 1] = 0.0
 
 
+@njit(cache=True, inline="always")
+def start_cw(work, table):
+    """The running sums C (``work[0]``) and W (``work[1]``) of a kernel that keeps both, started as
+    ``start_c`` and ``start_w`` do, and the last pull filled per arm (0: none yet)."""
+    C = work[0]
+    W = work[1]
+    start_c(C, table)
+    start_w(W)
+    return C, W, np.zeros(table.shape[0], dtype=np.int64)
+
+
 # Rewards are drawn into the kernels' running sums in blocks of BLOCK pulls of one arm, by a function
 # that is not inlined: the draw's rare branches (the ziggurat's tail and wedge, which call log and
 # exp) inlined into a kernel's loop made LLVM keep the loop's values in memory, and cost 30 to 45 ns

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_choice, check_real
-from ..rewards import fill_cw, kernel_args, start_c, start_w
+from ..rewards import fill_cw, kernel_args, start_cw
 from .base import RisingPolicy
 from ._common import RunningSums, check_sigma, empty_trace
 from .ti_ucb import line_fit, py_line_fit
@@ -144,11 +144,7 @@ class RedAE(RisingPolicy):
 @njit(cache=True)
 def _red_ae_kernel(mode, table, sigma_x, keys, work, T, sigma, log_term, whole_horizon, checkpoints, arms_out):
     K = table.shape[0]
-    C = work[0]  # own running sums, filled from the reward source a block of pulls at a time
-    W = work[1]
-    start_c(C, table)
-    start_w(W)
-    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C and W
+    C, W, filled = start_cw(work, table)  # own running sums, filled a block of pulls at a time; last pull filled
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     active = np.arange(K)   # candidates in increasing index order: the first n_active entries

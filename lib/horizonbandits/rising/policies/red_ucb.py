@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_real
-from ..rewards import fill_cw, kernel_args, start_c, start_w
+from ..rewards import fill_cw, kernel_args, start_cw
 from .base import RisingPolicy, round_robin_arm
 from ._common import (RunningSums, check_eps, check_init_pulls, check_sigma, empty_trace, log_table,
                       py_window_size, window_size)
@@ -171,11 +171,7 @@ def _red_kernel(mode, table, sigma_x, keys, work, T, eps, sigma, delta_exponent,
     # needs them (as in the CURE-UCB kernel).
     K = table.shape[0]
     max_count = T
-    C = work[0]
-    W = work[1]
-    start_c(C, table)
-    start_w(W)
-    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C and W
+    C, W, filled = start_cw(work, table)  # own running sums, filled a block of pulls at a time; last pull filled
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
     stats = np.zeros((K, _NSTAT))

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_choice, check_int, check_real
-from ..rewards import fill_cw, kernel_args, start_c, start_w
+from ..rewards import fill_cw, kernel_args, start_cw
 from .base import RisingPolicy
 from ._common import RunningSums, argmax_first, empty_trace, log_table
 
@@ -195,11 +195,7 @@ class TIUCB(RisingPolicy):
 @njit(cache=True)
 def _ti_ucb_kernel(mode, table, sigma_x, keys, work, T, window, threshold, xi, prediction, log_t, checkpoints, arms_out):
     K = table.shape[0]
-    C = work[0]  # own running sums, filled from the reward source a block of pulls at a time
-    W = work[1]
-    start_c(C, table)
-    start_w(W)
-    filled = np.zeros(K, dtype=np.int64)  # last pull of each arm in C and W
+    C, W, filled = start_cw(work, table)  # own running sums, filled a block of pulls at a time; last pull filled
     half = window // 2
     counts = np.zeros(K, dtype=np.int64)
     out = np.zeros((checkpoints.size, K), dtype=np.int64)
