@@ -3,11 +3,12 @@
     .venv/bin/python bench/bench_grid.py [--sample 8] [--seeds 2] [--workers 2] [--policies ...] [--check]
 
 1. Times every policy's kernel (CPU time, so other processes on the machine do not inflate it) on the first
-   ``--sample`` instances of the LTF and concave sets the notebooks use, at T = 100,000, and the drawing of the
-   reward tables; fits the time per round as a + b K for each policy.
+   ``--sample`` instances of the LTF and concave sets the notebooks use, at T = 100,000, on the lazy reward
+   source run_grid hands them (each kernel draws the rewards of its own pulls, so its time includes them), and
+   the making of that source (one key per arm); fits the time per round as a + b K for each policy.
 2. From those fits and the K of every instance in the paper sets (100 each), predicts the CPU time of the paper
    profiles of ltf_experiments, concave_experiments, window_ablation and noise_ablation, counting what run_grid
-   really runs: horizon-aware policies once per T, the others once to the largest T; one reward table per
+   really runs: horizon-aware policies once per T, the others once to the largest T; one reward source per
    (instance, seed); runs already cached by an earlier notebook (same instance, policy and T) not counted again.
 3. ``--check`` runs a small grid through run_grid on ``--workers`` processes (no cache) and compares its wall
    time with the same prediction, which measures the parallel efficiency and the per-task overhead.
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from horizonbandits.experiments import instance_set, make_policies, run_grid
-from horizonbandits.rising import draw_observations, policy_stream_seed
+from horizonbandits.rising import policy_stream_seed, reward_source
 
 PAPER = dict(n_instances=100, n_seeds=40, horizons=list(range(10_000, 100_001, 10_000)), T_ablation=50_000,
              eps_values=[0.5, 0.25, 0.125, 0.0625, 0.03125], sigmas=[0.001, 0.01, 0.05, 0.1],
@@ -30,15 +31,15 @@ MAIN_PARAMS = {"CURE-UCB": {"eps": 0.5}}  # as in the notebooks
 
 
 def measure(names, sample: int, seeds: int, T: int):
-    """Per (policy, family): fitted seconds per round a + b K; per family: table-drawing seconds per arm-round."""
+    """Per (policy, family): fitted seconds per round a + b K (draws included); per family: seconds per arm-round of
+    making the reward source, spread over T as the prediction counts it."""
     pols = make_policies(names, MAIN_PARAMS)
     rows, draws = [], []
     for family in ("ltf", "concave"):
         for inst in instance_set(family, sample, seed=0).values():
             for s in range(seeds):
                 t0 = time.process_time()
-                obs = draw_observations(inst, T, seed=0, s=s)
-                _ = obs.C, obs.W  # build the running sums inside the timed region
+                obs = reward_source(inst, seed=0, s=s)  # what run_task hands every kernel of this seed
                 draws.append({"family": family, "K": inst.K, "sec": time.process_time() - t0})
                 for name, pol in pols.items():
                     pol.run_kernel(obs, 1_000, np.array([1_000]), np.empty(0, np.int64), 1)  # load the kernel
@@ -139,7 +140,7 @@ def main(argv=None):
     per["horizon-aware"] = [pols[p].uses_horizon for p in per.index]
     print(f"Kernel CPU time per round at T = {T:,} (mean over the sampled instances; fit a + b K):")
     print(per.rename(columns={"ltf": "LTF ns/round", "concave": "concave ns/round"}).round(0).to_string())
-    print(f"reward table (draw + running sums): {draw_cost * 1e9:.1f} ns per arm and round")
+    print(f"reward source (keys; the kernels' own times include the draws): {draw_cost * 1e9:.3f} ns per arm and round")
     pred = predict(fits, pols, draw_cost)
     by_nb = pred.groupby("notebook", sort=False)["cpu_s"].sum()
     print("\nPredicted CPU time of the paper profiles (100 instances x 40 seeds; T = 10K..100K; ablations at 50K):")
