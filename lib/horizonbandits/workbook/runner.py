@@ -119,9 +119,8 @@ def expected_seconds(wb: Workbook, profile: str) -> dict[str, float]:
     ``manifest.json`` (a run from a warm cache takes seconds, so it may only raise the estimate)."""
     expected: dict[str, float] = {}
     try:
-        data = json.loads((wb.params_dir / profile / EXPECTED_FILE).read_text(encoding="utf-8"))
-        expected.update({str(k): float(v) for k, v in data.items() if not str(k).startswith("_")})
-    except (OSError, ValueError, TypeError, AttributeError):
+        expected.update({str(k): float(v) for k, v in _expected_file(wb, profile).items() if not str(k).startswith("_")})
+    except (ValueError, TypeError):
         pass
     try:
         manifest = json.loads((wb.profile_dir(profile) / "manifest.json").read_text(encoding="utf-8"))
@@ -137,10 +136,19 @@ def start_after(wb: Workbook, profile: str) -> dict[str, list[str]]:
     """``"_after"`` of ``params/<profile>/expected_seconds.json``: notebook -> the notebooks whose cached grid
     results it re-uses, so it starts only when those (when selected in the same run) have finished."""
     try:
-        data = json.loads((wb.params_dir / profile / EXPECTED_FILE).read_text(encoding="utf-8"))
-        return {str(k): [str(x) for x in v] for k, v in dict(data.get("_after", {})).items()}
-    except (OSError, ValueError, TypeError, AttributeError):
+        return {str(k): [str(x) for x in v] for k, v in dict(_expected_file(wb, profile).get("_after", {})).items()}
+    except (ValueError, TypeError):
         return {}
+
+
+def _expected_file(wb: Workbook, profile: str) -> dict:
+    """``params/<profile>/expected_seconds.json`` as a dict; empty when it is missing or not a JSON object
+    (the schedule is only an optimisation, so a bad file must not stop a run)."""
+    try:
+        data = json.loads((wb.params_dir / profile / EXPECTED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def next_startable(pending: list[str], running: set[str], after: dict[str, list[str]]) -> str | None:
