@@ -370,3 +370,16 @@ def test_kernel_environment_keeps_the_users_cache(tmp_path):
     assert env["HB_CACHE_DIR"] == str(tmp_path / "out" / "cache") and "HB_DASK_ADDRESS" not in env
     env = wbk.kernel_environment(wb, "tcp://x:1", base={"HB_CACHE_DIR": "/mine"})
     assert env["HB_CACHE_DIR"] == "/mine" and env["HB_DASK_ADDRESS"] == "tcp://x:1"
+
+
+def test_the_workbook_reads_notebooks_without_the_slow_iri_format_check():
+    # jsonschema's optional "iri" check imports rfc3987_syntax, which builds a grammar for ~3 CPU-s in
+    # every process that imports nbformat; the workbook's processes leave it out (workbook/base.py).
+    import subprocess
+    import sys
+    code = ("import sys, horizonbandits.workbook, nbformat; "
+            "nb = nbformat.read('notebooks/regret_phase_diagram.ipynb', as_version=4); nbformat.validate(nb); "
+            "print(sys.modules.get('rfc3987_syntax', 'absent'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1]))
+    assert out.stdout.strip() == "None"

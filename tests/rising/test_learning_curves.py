@@ -165,3 +165,18 @@ def test_curves_to_bandit_and_isotonic_fit():
     summary = LC.curve_summary(inst)
     assert summary.loc[0, "share of steps down"] == pytest.approx(0.5)
     assert summary.loc[0, "largest drop"] == pytest.approx(0.1)
+
+
+def test_cached_learning_curves_match_the_plain_loop_and_are_read_back(tmp_path, monkeypatch):
+    X, y = _toy(n=60, d=4, seed=3)
+    learners = ["lr_alpha_0.05", "nn_1"]
+    monkeypatch.setattr(LC, "CACHE_CHUNK_RUNS", 3)  # 7 runs -> chunks of 3, 3 and 1
+    plain = LC.learning_curves(learners, X, y, n_runs=7, seed=4)
+    cached = LC.learning_curves(learners, X, y, n_runs=7, seed=4, cache=True, cache_dir=tmp_path)
+    assert plain.equals(cached)
+    assert len(list(tmp_path.rglob("*.npz"))) == 3
+    # a second call reads the chunks back instead of running them
+    monkeypatch.setattr(LC, "_run_chunk", lambda *a: (_ for _ in ()).throw(AssertionError("recomputed")))
+    assert plain.equals(LC.learning_curves(learners, X, y, n_runs=7, seed=4, cache=True, cache_dir=tmp_path))
+    with pytest.raises(ValueError, match="n_jobs=0"):
+        LC.learning_curves(learners, X, y, n_runs=7, n_jobs=0)

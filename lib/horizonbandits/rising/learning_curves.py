@@ -416,8 +416,46 @@ def _run_chunk(learners, X, y, runs, T, seed):
     return counts
 
 
+def _chunk_counts(learners, X, y, start, stop, T, seed) -> dict:
+    return {"counts": _run_chunk(learners, X, y, range(start, stop), T, seed)}
+
+
+def _cached_counts(learners, X, y, n_runs, T, seed, n_jobs, backend, cache_dir, progress) -> np.ndarray:
+    """The summed counts of runs 0..n_runs-1, computed as cached tasks of CACHE_CHUNK_RUNS runs each."""
+    from ..experiments.cache import code_digest, digest
+    from ..experiments.runner import Task, fingerprint, run_cached
+
+    data = digest(X.shape, X.tobytes(), y.tobytes())
+    who = [fingerprint(x) for x in learners]
+    code = code_digest()
+
+    def check(arrays, size):
+        counts = arrays.get("counts")
+        if counts is None or counts.shape != (len(learners), T) or counts.dtype.kind not in "iu":
+            return "counts missing or of the wrong shape"
+        if counts.min(initial=0) < 0 or counts.max(initial=0) > size:
+            return "counts out of range"
+        return None
+
+    tasks = []
+    for start in range(0, n_runs, CACHE_CHUNK_RUNS):
+        stop = min(start + CACHE_CHUNK_RUNS, n_runs)
+        tasks.append(Task(key=digest("learning_curves/1", code, who, data, T, seed, start, stop), fn=_chunk_counts,
+                          args=(learners, X, y, start, stop, T, seed), cost=float(stop - start),
+                          check=lambda arrays, size=stop - start: check(arrays, size)))
+    parts = run_cached(tasks, backend=backend, n_jobs=n_jobs, cache=True, cache_dir=cache_dir, progress=progress,
+                       what="learning_curves")
+    return np.sum([p["counts"] for p in parts], axis=0)
+
+
+# Runs per cached task of ``learning_curves(..., cache=True)``. The counts are integer sums, so the
+# curves are the same for any split; a fixed size keeps the cache keys independent of n_jobs.
+CACHE_CHUNK_RUNS = 50
+
+
 def learning_curves(learners, X, y, n_runs: int, T: int | None = None, seed: int = 0,
-                    n_jobs: int = 1, backend: str = "loky") -> pd.DataFrame:
+                    n_jobs: int = 1, backend: str = "loky", cache: bool = False, cache_dir=None,
+                    progress: bool = False) -> pd.DataFrame:
     """Expected prequential accuracy of each learner after each online update.
 
     ``learners``: learner objects or curve names (``"nn_2-2"``), a list or a dict. ``X`` (n x d)
@@ -425,7 +463,11 @@ def learning_curves(learners, X, y, n_runs: int, T: int | None = None, seed: int
     (all when None) and feeds them one at a time to every learner. Returns a DataFrame indexed by
     the update n = 1..T (name ``pull``) with one column per learner: the share of runs whose n-th
     prediction was right, an estimate of mu(n). ``n_jobs`` > 1 splits the runs over joblib
-    workers (``backend``: "loky" processes by default); the result is the same for any ``n_jobs``.
+    workers (``backend``: "loky" processes by default, -1 = every core); the result is the same for any
+    ``n_jobs``. ``cache=True`` runs the runs in chunks of ``CACHE_CHUNK_RUNS`` as cached tasks
+    (``experiments.runner.run_cached``: ``cache_dir``, else ``$HB_CACHE_DIR``, else outputs/cache;
+    ``backend`` then one of "loky", "dask", "sequential"), so a rerun reads them back, with a progress
+    bar if ``progress``.
     """
     learners = _as_learners(learners)
     X = np.ascontiguousarray(np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64))
@@ -440,13 +482,18 @@ def learning_curves(learners, X, y, n_runs: int, T: int | None = None, seed: int
     n_runs = check_int("n_runs", n_runs, 1)
     T = X.shape[0] if T is None else check_int("T", T, 1, X.shape[0])
     seed = check_int("seed", seed, 0)
-    n_jobs = check_int("n_jobs", n_jobs, 1)
+    n_jobs = check_int("n_jobs", n_jobs)
+    if n_jobs == 0 or n_jobs < -1:
+        raise ValueError(f"n_jobs={n_jobs} is not allowed: expected a positive number of workers or -1 for all cores")
     runs = np.arange(n_runs)
-    if n_jobs == 1:
+    if cache:
+        counts = _cached_counts(learners, X, y, n_runs, T, seed, n_jobs, backend, cache_dir, progress)
+    elif n_jobs == 1:
         counts = _run_chunk(learners, X, y, runs, T, seed)
     else:
         from joblib import Parallel, delayed
-        chunks = [c for c in np.array_split(runs, n_jobs) if c.size]
+        from ..experiments.executor import workers_for
+        chunks = [c for c in np.array_split(runs, workers_for(n_jobs)) if c.size]
         parts = Parallel(n_jobs=n_jobs, backend=backend)(delayed(_run_chunk)(learners, X, y, c, T, seed) for c in chunks)
         counts = np.sum(parts, axis=0)  # integer sums: exact whatever the split
     curves = counts / n_runs

@@ -4,7 +4,15 @@ from __future__ import annotations
 import datetime as _dt
 import difflib
 import os
+import sys
 from pathlib import Path
+
+# jsonschema, which nbformat (so papermill and nbconvert) imports, adds an optional "iri" format check
+# when rfc3987_syntax is installed (jupyter-events pulls it in), and importing that module builds a
+# Lark grammar: 2.9 CPU-s in every process that reads a notebook (hb run, each notebook's worker,
+# the tests), measured 2026-12-01. No notebook schema uses that format, so the workbook's processes
+# leave it out: a None entry makes the import fail, and jsonschema skips the check.
+sys.modules.setdefault("rfc3987_syntax", None)
 
 PROFILES = ("smoke", "default", "paper")
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # lib/horizonbandits: where "the library" lives
