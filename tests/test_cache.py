@@ -38,7 +38,7 @@ def numbers(df):
 
 
 def entries(folder):
-    return sorted(folder.rglob("*.npz"))
+    return sorted(folder.rglob("*.hbc"))
 
 
 def count_tasks(monkeypatch):
@@ -55,8 +55,7 @@ def truncate(path):
 
 def flip_bit(path):
     data = bytearray(path.read_bytes())
-    with np.load(path) as z:  # flip a bit inside the stored pulls, not in the zip headers
-        pulls = z["pulls"].tobytes()
+    pulls = cache_mod.read_entry(path)[2]["pulls"].tobytes()  # flip a bit inside the stored pulls, not the header
     at = bytes(data).index(pulls) + len(pulls) // 2
     data[at] ^= 0x04
     path.write_bytes(bytes(data))
@@ -65,12 +64,9 @@ def flip_bit(path):
 def rewrite(path, change):
     """Change the stored arrays and store them again with a matching digest, as a buggy writer would:
     only the grid's own check of the content can catch it."""
-    with np.load(path) as z:
-        arrays = {k: z[k] for k in z.files}
-    key = str(arrays.pop("__key__"))
-    arrays.pop("__check__")
+    key, _, arrays = cache_mod.read_entry(path)
     change(arrays)
-    np.savez(path, __key__=np.array(key), __check__=np.array(cache_mod._content_digest(key, arrays)), **arrays)
+    cache_mod.write_entry(path, key, cache_mod._content_digest(key, arrays), arrays)
 
 
 def nan_pulls(path):
@@ -115,8 +111,7 @@ def test_an_entry_copied_over_another_key_is_not_used(instances, policies, fresh
     # pass a shape check; only the stored key tells them apart.
     by_shape = {}
     for f in entries(tmp_path):
-        with np.load(f) as z:
-            by_shape.setdefault(z["pulls"].shape, []).append(f)
+        by_shape.setdefault(cache_mod.read_entry(f)[2]["pulls"].shape, []).append(f)
     victim, other = next(group for group in by_shape.values() if len(group) >= 2)[:2]
     shutil.copyfile(other, victim)
     calls = count_tasks(monkeypatch)
@@ -193,3 +188,19 @@ def test_cache_key_ignores_edits_outside_the_numerical_code(tmp_path):
     assert edit(sim, lambda s: s + "\nEXTRA = 1\n") != before
     after_model = cache_mod.code_digest(pkg)
     assert edit("rng.py", lambda s: s + "\nMORE = 2\n") != after_model
+
+
+def test_an_entry_reads_back_what_was_written_and_rejects_a_partial_file(tmp_path):
+    arrays = {"pulls": np.arange(24, dtype=np.int64).reshape(2, 3, 4), "wall": np.array([0.5, 1.25]),
+              "empty": np.zeros((0, 3))}
+    path = tmp_path / "entry.hbc"
+    cache_mod.write_entry(path, "k", "c", arrays)
+    key, check, back = cache_mod.read_entry(path)
+    assert (key, check) == ("k", "c") and list(back) == list(arrays)
+    for name, a in arrays.items():
+        assert back[name].dtype == a.dtype and back[name].shape == a.shape and np.array_equal(back[name], a)
+    data = path.read_bytes()
+    for bad in (data[:-1], data + b"x", b"PK" + data[2:]):
+        path.write_bytes(bad)
+        with pytest.raises(ValueError):
+            cache_mod.read_entry(path)

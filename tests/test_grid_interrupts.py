@@ -66,7 +66,7 @@ def test_loky_workers_end_with_their_killed_parent(tmp_path):
     proc = start(script, tmp_path / "cache", tmp_path / "out.pkl")
     workers = wait_for_workers(proc, 2)
     deadline = time.monotonic() + 120
-    while not list((tmp_path / "cache").rglob("*.npz")) and time.monotonic() < deadline:
+    while not list((tmp_path / "cache").rglob("*.hbc")) and time.monotonic() < deadline:
         time.sleep(0.1)  # kill only once the workers are running tasks
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)

@@ -174,7 +174,7 @@ def test_cached_learning_curves_match_the_plain_loop_and_are_read_back(tmp_path,
     plain = LC.learning_curves(learners, X, y, n_runs=7, seed=4)
     cached = LC.learning_curves(learners, X, y, n_runs=7, seed=4, cache=True, cache_dir=tmp_path)
     assert plain.equals(cached)
-    assert len(list(tmp_path.rglob("*.npz"))) == 3
+    assert len(list(tmp_path.rglob("*.hbc"))) == 3
     # a second call reads the chunks back instead of running them
     monkeypatch.setattr(LC, "_run_chunk", lambda *a: (_ for _ in ()).throw(AssertionError("recomputed")))
     assert plain.equals(LC.learning_curves(learners, X, y, n_runs=7, seed=4, cache=True, cache_dir=tmp_path))

@@ -25,7 +25,7 @@ Each instance gets its own noise seed, derived from ``seed`` and a digest of its
 (``instance_seed``), so two instances never share noise streams and an instance keeps its seed
 whatever else is in the grid.
 
-Cache (``experiments.cache``): one ``.npz`` per (instance, policy, run, chunk) under the cache
+Cache (``experiments.cache``): one file per (instance, policy, run, chunk) under the cache
 folder (``cache_dir``, else ``$HB_CACHE_DIR``, else ``outputs/cache``) whose name is a hash of
 everything that determines the numbers: the mean table, names and noise model of the instance, the
 policy's class and hyperparameters, the horizon(s) of the run, the seed and seed indices, and the
@@ -326,8 +326,13 @@ def _check_entry(arrays: dict, run: Run, chunk, K: int) -> str | None:
 
 def _assemble(instances, policies, horizons, runs, chunks, results, roots) -> pd.DataFrame:
     """The table, built from the cached or fresh pull counts (the cache holds no table, so adding a column
-    keeps its entries)."""
-    frames = []
+    keeps its entries).
+
+    Rows come in (instance, policy, T, seed) order: runs are planned policy by policy, T ascending.
+    The columns are gathered as numpy arrays and the frame is made once (one small frame per run and
+    horizon cost ~20 CPU-s per Figure 2 notebook at paper scale, 2026-12-01).
+    """
+    cols = {name: [] for name in COLUMNS}
     for key, inst in instances.items():
         best = {T: optimal_arm(inst, T) for T in horizons}
         best_value = {T: float(inst.prefix[best[T], T]) for T in horizons}
@@ -335,15 +340,21 @@ def _assemble(instances, policies, horizons, runs, chunks, results, roots) -> pd
         for run in runs:
             pulls = np.concatenate([results[(key, run, c)][0] for c in chunks], axis=1)
             wall = np.concatenate([results[(key, run, c)][1] for c in chunks])
+            n = pulls.shape[1]
             for j, T in enumerate(run.checkpoints):
                 p = pulls[j]
-                collected = inst.prefix[arms, p].sum(axis=1)
-                frames.append(pd.DataFrame({
-                    "instance": [key] * p.shape[0], "policy": run.policy, "T": T,
-                    "seed": np.arange(p.shape[0]), "root_seed": roots[key], "regret": best_value[T] - collected,
-                    "optimal_pulls": p[:, best[T]], "optimal_arm": best[T], "K": inst.K, "wall_time": wall}))
-    # Built in (instance, policy, T, seed) order: runs are planned policy by policy, T ascending.
-    df = pd.concat(frames, ignore_index=True)[COLUMNS]
+                cols["instance"].append(np.full(n, key, dtype=object))
+                cols["policy"].append(np.full(n, run.policy, dtype=object))
+                cols["T"].append(np.full(n, T, dtype=np.int64))
+                cols["seed"].append(np.arange(n))
+                cols["root_seed"].append(np.full(n, roots[key], dtype=np.int64))
+                cols["regret"].append(best_value[T] - inst.prefix[arms, p].sum(axis=1))
+                cols["optimal_pulls"].append(p[:, best[T]])
+                cols["optimal_arm"].append(np.full(n, best[T], dtype=np.int64))
+                cols["K"].append(np.full(n, inst.K, dtype=np.int64))
+                cols["wall_time"].append(wall)
+    df = pd.DataFrame({name: np.concatenate(parts) for name, parts in cols.items()})
+    df["instance"] = df["instance"].astype(pd.Series(list(instances)).dtype)  # as a column of the keys would be
     df["policy"] = pd.Categorical(df["policy"], categories=list(policies), ordered=True)
     return df
 

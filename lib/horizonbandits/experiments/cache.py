@@ -1,10 +1,12 @@
-"""The grids' on-disk result cache: one ``.npz`` per key, checked on load, written atomically.
+"""The grids' on-disk result cache: one ``.hbc`` file per key, checked on load, written atomically.
 
 Where: the ``cache_dir`` argument, else ``$HB_CACHE_DIR`` (``hb run`` sets it to the cache folder
 of the outputs it writes to), else ``<repo>/outputs/cache``.
 
 An entry holds the arrays of one task's result, the key it was computed for and a digest of the
-key and the arrays. On load, an entry that cannot be read (truncated file, flipped bit, missing
+key and the arrays (format: :func:`write_entry` / :func:`read_entry`, a one-line JSON header then
+the arrays' raw bytes; an ``.npz`` took 0.4 ms of CPU to write and 0.7 ms to read, so a Figure 2
+notebook's 22,000 entries cost ~25 CPU-s, measured 2026-12-01). On load, an entry that cannot be read (truncated file, flipped bit, missing
 array), whose stored key is not the key asked for (a file copied over another), whose digest does
 not match, or whose arrays fail the grid's own check (shape, NaN, pulls out of range) counts as
 missing: it is recomputed and rewritten, and the grid prints one warning line for all of them. A
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import io
+import json
 import os
 import warnings
 from functools import lru_cache
@@ -107,6 +109,39 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
     return tree
 
 
+MAGIC = b"HBCACHE1\n"
+
+
+def write_entry(path, key: str, check: str, arrays: dict) -> None:
+    """Write one entry: MAGIC, a JSON line {key, check, arrays: [[name, dtype, shape, nbytes], ...]}, the bytes."""
+    parts = [(name, np.ascontiguousarray(a)) for name, a in arrays.items()]
+    header = {"key": key, "check": check, "arrays": [[n, a.dtype.str, list(a.shape), a.nbytes] for n, a in parts]}
+    with open(path, "wb") as fh:
+        fh.write(MAGIC + json.dumps(header).encode() + b"\n")
+        for _, a in parts:
+            fh.write(a.tobytes())
+
+
+def read_entry(path) -> tuple[str, str, dict]:
+    """(key, check, arrays) of an entry; raises ValueError (or OSError) for a file that is not a whole entry."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if not data.startswith(MAGIC):
+        raise ValueError("not a cache entry")
+    end = data.index(b"\n", len(MAGIC))
+    header = json.loads(data[len(MAGIC):end])
+    at, arrays = end + 1, {}
+    for name, dtype, shape, nbytes in header["arrays"]:
+        if at + nbytes > len(data):
+            raise ValueError("truncated")
+        arrays[name] = np.frombuffer(data, dtype=np.dtype(dtype), count=nbytes // np.dtype(dtype).itemsize,
+                                     offset=at).reshape(shape).copy()
+        at += nbytes
+    if at != len(data):
+        raise ValueError(f"{len(data) - at} bytes after the arrays")
+    return str(header["key"]), str(header["check"]), arrays
+
+
 def _content_digest(key: str, arrays: dict) -> str:
     parts = [key]
     for name in sorted(arrays):
@@ -131,7 +166,7 @@ class ResultCache:
         self.unsaved = 0
 
     def path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.npz"
+        return self.folder / key[:2] / f"{key}.hbc"
 
     def load(self, key: str, check=None) -> dict | None:
         if self.folder is None:
@@ -143,10 +178,7 @@ class ResultCache:
         except OSError:
             return None
         try:
-            with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
-                arrays = {name: data[name] for name in data.files}
-            stored_key = str(arrays.pop("__key__"))
-            stored_check = str(arrays.pop("__check__"))
+            stored_key, stored_check, arrays = read_entry(path)
         except Exception as exc:  # noqa: BLE001 - any unreadable file is a cache miss
             self.damaged.append((path, f"unreadable ({type(exc).__name__}: {exc})"))
             return None
@@ -165,14 +197,9 @@ class ResultCache:
         if self.folder is None or self.unwritable is not None:
             self.unsaved += self.unwritable is not None
             return
-        buf = io.BytesIO()
-        np.savez(buf, __key__=np.array(key), __check__=np.array(_content_digest(key, arrays)), **arrays)
-
-        def write(tmp):
-            with open(tmp, "wb") as fh:
-                fh.write(buf.getvalue())
+        check = _content_digest(key, arrays)
         try:
-            atomic_write(self.path(key), write)
+            atomic_write(self.path(key), lambda tmp: write_entry(tmp, key, check, arrays))
         except OSError as exc:
             self.unwritable = f"{type(exc).__name__}: {exc.strerror or exc}"
             self.unsaved += 1
