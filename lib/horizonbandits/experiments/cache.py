@@ -3,15 +3,16 @@
 Where: the ``cache_dir`` argument, else ``$HB_CACHE_DIR`` (``hb run`` sets it to the cache folder
 of the outputs it writes to), else ``<repo>/outputs/cache``.
 
-An entry holds the arrays of one task's result, the key it was computed for and a digest of the
-key and the arrays (format: :func:`write_entry` / :func:`read_entry`, a one-line JSON header then
-the arrays' raw bytes; an ``.npz`` took 0.4 ms of CPU to write and 0.7 ms to read, so a Figure 2
-notebook's 22,000 entries cost ~25 CPU-s, measured 2026-12-01). On load, an entry that cannot be read
-(truncated file, flipped bit, missing array), whose stored key is not the key asked for (a file copied over another), whose digest does
-not match, or whose arrays fail the grid's own check (shape, NaN, pulls out of range) counts as
-missing: it is recomputed and rewritten, and the grid prints one warning line for all of them. A
-folder that cannot be written (read-only, a path that is a file) does not stop a grid: the results
-are computed and returned, with one warning that they were not cached.
+An entry holds the arrays of one task's result, the key it was computed for and a digest of the key
+and the arrays (format: :func:`write_entry` / :func:`read_entry`, a one-line JSON header then the
+arrays' raw bytes; an ``.npz`` took 0.4 ms of CPU to write and 0.7 ms to read, so a Figure 2
+notebook's 22,000 entries cost ~25 CPU-s, measured 2026-12-01). On load, an entry that cannot be
+read (truncated file, flipped bit, missing array), whose stored key is not the key asked for (a file
+copied over another), whose digest does not match, or whose arrays fail the grid's own check (shape,
+NaN, pulls out of range) counts as missing: it is recomputed and rewritten, and the grid prints one
+warning line for all of them. A folder that cannot be written (read-only, a path that is a file)
+does not stop a grid: the results are computed and returned, with one warning that they were not
+cached.
 
 The key includes :func:`code_digest`, a hash of the code that determines the numbers (see there),
 so editing a simulator invalidates the old entries and editing the CLI does not.
