@@ -169,12 +169,12 @@ def test_permission_denied_on_write_computes_and_warns_once(instances, policies,
 def test_cache_key_ignores_edits_outside_the_numerical_code(tmp_path):
     pkg = tmp_path / "horizonbandits"
     shutil.copytree(cache_mod.PACKAGE_DIR, pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    before = cache_mod.code_digest(pkg)
+    before = cache_mod.code_digest(package_dir=pkg)
 
     def edit(rel, change):
         path = pkg / rel
         path.write_text(change(path.read_text()))
-        return cache_mod.code_digest(pkg)
+        return cache_mod.code_digest(package_dir=pkg)
 
     # The command line, the plotting helpers and the statistics cannot change a grid's numbers.
     assert edit("cli.py", lambda s: s + "\n\ndef an_added_command():\n    return 0\n") == before
@@ -186,7 +186,7 @@ def test_cache_key_ignores_edits_outside_the_numerical_code(tmp_path):
     assert edit(sim, lambda s: s.replace("\nimport", "\n# a new comment\nimport", 1)) == before
     # Code in the model's package does.
     assert edit(sim, lambda s: s + "\nEXTRA = 1\n") != before
-    after_model = cache_mod.code_digest(pkg)
+    after_model = cache_mod.code_digest(package_dir=pkg)
     assert edit("rng.py", lambda s: s + "\nMORE = 2\n") != after_model
 
 
@@ -204,3 +204,59 @@ def test_an_entry_reads_back_what_was_written_and_rejects_a_partial_file(tmp_pat
         path.write_bytes(bad)
         with pytest.raises(ValueError):
             cache_mod.read_entry(path)
+
+
+def test_each_model_keeps_its_cache_when_the_other_model_changes(tmp_path):
+    pkg = tmp_path / "horizonbandits"
+    shutil.copytree(cache_mod.PACKAGE_DIR, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+
+    def digests():
+        return {m: cache_mod.code_digest(m, package_dir=pkg) for m in ("rising", "commit", None)}
+
+    before = digests()
+    (pkg / "commit/elimination.py").write_text((pkg / "commit/elimination.py").read_text() + "\nEXTRA = 1\n")
+    after_commit = digests()
+    assert after_commit["rising"] == before["rising"]
+    assert after_commit["commit"] != before["commit"] and after_commit[None] != before[None]
+    (pkg / "rising/policies/cure_ucb.py").write_text((pkg / "rising/policies/cure_ucb.py").read_text() + "\nEXTRA = 1\n")
+    after_rising = digests()
+    assert after_rising["commit"] == after_commit["commit"] and after_rising["rising"] != after_commit["rising"]
+    # shared code (the generators, the seeds) is in both
+    (pkg / "rng.py").write_text((pkg / "rng.py").read_text() + "\nEXTRA = 1\n")
+    assert all(v != after_rising[k] for k, v in digests().items())
+    with pytest.raises(ValueError, match="model="):
+        cache_mod.code_digest("imdb")
+
+
+def _imports(path):
+    """The horizonbandits modules a file imports (relative imports resolved), anywhere in the file."""
+    import ast
+    rel = path.relative_to(cache_mod.PACKAGE_DIR).with_suffix("").parts
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(rel[:-node.level]) if node.level <= len(rel) else []
+                mod = base + (node.module.split(".") if node.module else [])
+            else:
+                mod = node.module.split(".")[1:] if node.module and node.module.startswith("horizonbandits") else None
+            if mod is not None:
+                out |= {"/".join(mod + [a.name]) for a in node.names} | {"/".join(mod)}
+        elif isinstance(node, ast.Import):
+            out |= {"/".join(a.name.split(".")[1:]) for a in node.names if a.name.startswith("horizonbandits")}
+    return out
+
+
+def test_the_models_do_not_import_each_other():
+    # What lets each model's cache key leave the other model's files out (cache.MODEL_ONLY).
+    for model, others in (("commit", cache_mod.MODEL_ONLY["rising"]), ("rising", cache_mod.MODEL_ONLY["commit"])):
+        for path in cache_mod.numerical_files(model=model):
+            bad = {m for m in _imports(path) if any(m == o.removesuffix(".py").removesuffix("/__init__")
+                                                     or m.startswith(o.removesuffix(".py") + "/") for o in others)}
+            bad -= {"experiments"}  # the package itself: commit/ imports experiments.cache and .runner
+            assert not bad, f"{path.relative_to(cache_mod.PACKAGE_DIR)} imports {sorted(bad)}"
+    # and the code both keys hold (generators, seeds, errors...) imports neither model
+    shared = set(cache_mod.numerical_files(model="rising")) & set(cache_mod.numerical_files(model="commit"))
+    for path in shared:
+        bad = {m for m in _imports(path) if m.split("/")[0] in ("rising", "commit")}
+        assert not bad, f"{path.relative_to(cache_mod.PACKAGE_DIR)} imports {sorted(bad)}"

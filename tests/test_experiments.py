@@ -92,7 +92,7 @@ def test_cache_rerun_is_free_and_code_change_invalidates(instances, policies, tm
     calls.clear()
     run_grid(instances, {"CURE": CureUCB()}, [1_200], **kw)
     assert calls == []
-    monkeypatch.setattr(ex, "code_digest", lambda: "edited source")
+    monkeypatch.setattr(ex, "code_digest", lambda *a: "edited source")
     run_grid(instances, policies, HORIZONS, **kw)
     assert len(calls) == len(instances) * 2
 

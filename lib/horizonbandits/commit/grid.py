@@ -66,7 +66,7 @@ def run_grid(cases, policies, n_seeds: int, seed: int = 0, draws: str = "batch",
             if not isinstance(policy, CommitPolicy):
                 raise ValueError(f"policies[{name!r}]={policy!r} is not allowed: expected a CommitPolicy such as RAEC()")
             plan.append((labels, case["problem"], name, policy))
-    code = code_digest()
+    code = code_digest("commit")
     tasks = [Task(key=digest("commit_grid/1", code, fingerprint(problem), fingerprint(policy), n_seeds, seed, draws),
                   fn=_simulate_task, args=(problem, policy, n_seeds, seed, draws),
                   cost=float(n_seeds) * problem.N * problem.K,

@@ -313,7 +313,7 @@ def portfolio_grid(make_problem, horizons, policies, n_seeds: int, seed: int = 0
             raise ValueError(f"make_problem({int(T)})={problem!r} is not allowed: expected a PortfolioProblem")
         problems.append(problem)
     chunks = [(s0, min(s0 + chunk_size, n_seeds)) for s0 in range(0, n_seeds, chunk_size)]
-    code = code_digest()
+    code = code_digest("commit")
     plan, tasks = [], []
     for problem in problems:
         problem_id = fingerprint(problem)

@@ -262,7 +262,7 @@ def run_grid(instances, policies, horizons, n_seeds: int, seed: int = 0, backend
         raise ValueError("n_jobs=0 is not allowed: expected a positive number of workers or -1 for all cores")
 
     store = ResultCache((Path(cache_dir) if cache_dir else default_cache_dir()) if cache else None, "run_grid")
-    code = code_digest()
+    code = code_digest("rising")
     runs = plan_runs(policies, horizons)
     chunks = [(s0, min(s0 + chunk_size, n_seeds)) for s0 in range(0, n_seeds, chunk_size)]
     inst_ids = {}

@@ -65,25 +65,38 @@ def default_cache_dir() -> Path:
     return Path(env) if env else REPO_ROOT / "outputs" / "cache"
 
 
-def numerical_files(package_dir: Path = PACKAGE_DIR) -> list[Path]:
-    """The package's .py files that can change a grid's numbers (all but :data:`NOT_NUMERICAL`)."""
-    out = []
-    for path in sorted(package_dir.rglob("*.py")):
-        rel = path.relative_to(package_dir).as_posix()
-        if any(rel == x or rel.startswith(x + "/") for x in NOT_NUMERICAL):
-            continue
-        out.append(path)
-    return out
+# The two models' code, each left out of the other's digest: the rising grids (``experiments.run_grid``,
+# ``learning_curves``) never run commit/ code and the commitment and portfolio grids never run rising/
+# code or the rising grid's tasks (tests/test_cache.py checks the imports), so an edit to RAEC keeps the
+# Figure 2 runs and an edit to CURE-UCB keeps the commitment runs.
+MODEL_ONLY = {"rising": ("rising", "experiments/__init__.py"), "commit": ("commit",)}
 
 
-def code_digest(package_dir: Path = PACKAGE_DIR) -> str:
+def _left_out(rel: str, names) -> bool:
+    return any(rel == x or rel.startswith(x + "/") for x in names)
+
+
+def numerical_files(package_dir: Path = PACKAGE_DIR, model: str | None = None) -> list[Path]:
+    """The package's .py files that can change a grid's numbers (all but :data:`NOT_NUMERICAL`); with
+    ``model`` ("rising" or "commit"), without the other model's own files (:data:`MODEL_ONLY`)."""
+    skip = tuple(NOT_NUMERICAL)
+    if model is not None:
+        skip += tuple(x for other, files in MODEL_ONLY.items() if other != model for x in files)
+    return [path for path in sorted(package_dir.rglob("*.py"))
+            if not _left_out(path.relative_to(package_dir).as_posix(), skip)]
+
+
+def code_digest(model: str | None = None, package_dir: Path = PACKAGE_DIR) -> str:
     """Hash of the code that determines the numbers: the numerical files, docstrings and comments left out.
 
+    ``model`` ("rising" or "commit") leaves the other model's files out (see :data:`MODEL_ONLY`).
     Each file is hashed through its syntax tree without docstrings (comments are not in the
     tree), so rewording a docstring or a comment keeps the cache; any change to code does not.
     Memoised on the files' (path, mtime, size), so repeated calls are cheap.
     """
-    files = numerical_files(Path(package_dir))
+    if model is not None and model not in MODEL_ONLY:
+        raise ValueError(f"model={model!r} is not allowed: expected one of {sorted(MODEL_ONLY)} or None")
+    files = numerical_files(Path(package_dir), model)
     listing = tuple((p.as_posix(), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
     return _code_digest(str(package_dir), listing)
 

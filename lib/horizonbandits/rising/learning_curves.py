@@ -427,7 +427,7 @@ def _cached_counts(learners, X, y, n_runs, T, seed, n_jobs, backend, cache_dir, 
 
     data = digest(X.shape, X.tobytes(), y.tobytes())
     who = [fingerprint(x) for x in learners]
-    code = code_digest()
+    code = code_digest("rising")
 
     def check(arrays, size):
         counts = arrays.get("counts")
