@@ -84,3 +84,11 @@ def test_window_forgets_old_outcomes():
         late_short.append((run_arms(SWTS(tau=20), X, horizon, seed)[2000:] == 1).sum())
         late_long.append((run_arms(SWTS(tau=horizon), X, horizon, seed)[2000:] == 1).sum())
     assert min(late_short) >= 15 and max(late_long) <= 2
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_kernel_matches_reference_on_random_concave(seed):
+    """The notebooks' second family with their K (11 to 14): at T = 1000 every combination of the
+    Erlang (shape 1 or 2) and Marsaglia-Tsang paths for a and b occurs, mixed from arm to arm."""
+    inst = R.concave_random(np.random.default_rng(700 + seed), K=11 + 2 * seed, H=T)
+    assert_kernel_matches_reference(SWTS(), inst, T=T, n_seeds=2, seed=seed)

