@@ -12,6 +12,7 @@ folder as the package ``horizonbandits_old`` and imported next to the working tr
 2. Timing: on the instances the notebooks use (``instance_set("ltf"/"concave", 4, seed=0)``, T = 100,000,
    policies as ``make_policies(..., {"CURE-UCB": {"eps": 0.5}}, sigma=0.01)`` makes them), old and new runs
    alternate (A, B, A, B ...) ``--reps`` times; ns per round (and per round and arm), minimum and median.
+   ``--T`` times shorter runs on the same instances (the Figure 2 grids run T = 10,000 .. 100,000).
 """
 from __future__ import annotations
 
@@ -91,6 +92,7 @@ def check(old, new, names, n_inputs: int, seed: int = 1) -> int:
 
 
 def timing(old, new, names, reps: int, T: int = 100_000):
+    """Old and new kernels alternated on the notebooks' instances (reference horizon 100,000), run to T."""
     ex = importlib.import_module("horizonbandits.experiments")
     R = importlib.import_module("horizonbandits.rising")
     old_pols, new_pols = policies_of(old, names), policies_of(new, names)
@@ -98,7 +100,7 @@ def timing(old, new, names, reps: int, T: int = 100_000):
     none = np.empty(0, dtype=np.int64)
     print(f"T = {T:,}, CPU time, old/new interleaved x {reps}: ns per round (per round and arm), min / median")
     for family in ("ltf", "concave"):
-        for label, inst in ex.instance_set(family, 4, seed=0, H=T, noise=0.01).items():
+        for label, inst in ex.instance_set(family, 4, seed=0, H=100_000, noise=0.01).items():
             obs = R.reward_source(inst, 0, 0)
             stream = R.policy_stream_seed(0, 0)
             for name in names:
@@ -125,12 +127,13 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--check", type=int, default=0, help="random inputs to compare (0: skip)")
     ap.add_argument("--no-timing", action="store_true")
+    ap.add_argument("--T", type=int, default=100_000, help="horizon of the timed runs (at most 100,000)")
     args = ap.parse_args(argv)
     old = import_old(args.rev)
     new = importlib.import_module("horizonbandits")
     bad = check(old, new, args.policies, args.check) if args.check else 0
     if not args.no_timing:
-        timing(old, new, args.policies, args.reps)
+        timing(old, new, args.policies, args.reps, args.T)
     return 1 if bad else 0
 
 
