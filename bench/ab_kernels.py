@@ -13,6 +13,9 @@ folder as the package ``horizonbandits_old`` and imported next to the working tr
    policies as ``make_policies(..., {"CURE-UCB": {"eps": 0.5}}, sigma=0.01)`` makes them), old and new runs
    alternate (A, B, A, B ...) ``--reps`` times; ns per round (and per round and arm), minimum and median.
    ``--T`` times shorter runs on the same instances (the Figure 2 grids run T = 10,000 .. 100,000).
+3. ``--grid``: old and new alternated as ``run_task`` runs a policy in the Figure 2 grids (per seed, one run per
+   horizon T = 10,000, 20,000 .. 100,000 for a horizon-aware policy, one run to 100,000 otherwise), so that
+   per-call costs (the log table, the work array) count: ns per round over 2 instances x 2 seeds per family.
 """
 from __future__ import annotations
 
@@ -120,6 +123,34 @@ def timing(old, new, names, reps: int, T: int = 100_000):
                 print(f"{label:12s} K={inst.K:2d} {name:10s} " + "   ".join(cells) + f"   new/old {ratio:.2f}")
 
 
+def grid_timing(old, new, names, reps: int):
+    ex = importlib.import_module("horizonbandits.experiments")
+    R = importlib.import_module("horizonbandits.rising")
+    horizons = list(range(10_000, 100_001, 10_000))
+    none = np.empty(0, dtype=np.int64)
+    print(f"As run_task runs them (per seed, T = 10,000 .. 100,000), CPU time, old/new interleaved x {reps}: "
+          "ns per round, min / median")
+    for family in ("ltf", "concave"):
+        insts = list(ex.instance_set(family, 2, seed=0, H=100_000, noise=0.01).values())
+        for name in names:
+            pols = {"old": policies_of(old, [name])[name], "new": policies_of(new, [name])[name]}
+            Ts = horizons if pols["new"].uses_horizon else [max(horizons)]
+            for pol in pols.values():
+                pol.run_kernel(R.reward_source(insts[0], 0, 0), 1_000, np.array([1_000]), none, 1)
+            times = {"old": [], "new": []}
+            for _ in range(reps):
+                for which, pol in pols.items():
+                    t0 = time.process_time()
+                    for inst in insts:
+                        for s in range(2):
+                            obs = R.reward_source(inst, 0, s)
+                            for T in Ts:
+                                pol.run_kernel(obs, T, np.array([T], dtype=np.int64), none, R.policy_stream_seed(0, s))
+                    times[which].append((time.process_time() - t0) / (len(insts) * 2 * sum(Ts)) * 1e9)
+            cells = [f"{w} {min(v):6.1f} / {float(np.median(v)):6.1f}" for w, v in times.items()]
+            print(f"{family:8s} {name:10s} " + "   ".join(cells) + f"   new/old {min(times['new']) / min(times['old']):.2f}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rev", required=True, help="git revision holding the old kernels")
@@ -128,11 +159,14 @@ def main(argv=None):
     ap.add_argument("--check", type=int, default=0, help="random inputs to compare (0: skip)")
     ap.add_argument("--no-timing", action="store_true")
     ap.add_argument("--T", type=int, default=100_000, help="horizon of the timed runs (at most 100,000)")
+    ap.add_argument("--grid", action="store_true", help="time as the Figure 2 grids run the kernels instead")
     args = ap.parse_args(argv)
     old = import_old(args.rev)
     new = importlib.import_module("horizonbandits")
     bad = check(old, new, args.policies, args.check) if args.check else 0
-    if not args.no_timing:
+    if args.grid:
+        grid_timing(old, new, args.policies, args.reps)
+    elif not args.no_timing:
         timing(old, new, args.policies, args.reps, args.T)
     return 1 if bad else 0
 
