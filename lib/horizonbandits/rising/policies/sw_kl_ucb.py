@@ -353,15 +353,13 @@ def _sw_kl_ucb_kernel(mode, table, sigma_x, keys, work, T, tau, c, kl_steps, che
                 best = val[0]
                 B = -np.inf  # the largest val of the other arms
                 for i in range(1, K):
-                    # first maximum and the largest other value, with selects: the order of the
-                    # values changes unpredictably, and mispredicted branches cost more than the
-                    # chain of selects (measured 190-250 -> 170-215 ns per round at K = 11-14, 2-5 % more
-                    # at K = 4-5, 2026-12-01)
                     v = val[i]
-                    above = v > best
-                    B = max(B, min(v, best))  # best if v is above it, else the larger of B and v
-                    best = v if above else best
-                    arm = i if above else arm
+                    if v > best:
+                        arm = i
+                        B = best
+                        best = v
+                    elif v > B:
+                        B = v
                 if exact[arm]:
                     break
                 passes += 1
