@@ -190,7 +190,8 @@ def _sw_ucb_kernel(mode, table, sigma_x, keys, work, T, tau, xi, B, checkpoints,
     # - the best of the arms other than the last pulled (``prev``) is found without waiting for prev's
     #   new index, then one comparison settles the round (as in the CURE-UCB kernel); it is kept from
     #   round to round and rescanned only when prev changes or the best other arm's index falls.
-    # Measured 37-42 -> 25-28 ns per round at K = 4-5, 45-55 -> 32-42 at K = 11-14 (2026-12-01).
+    # Whole kernel, both phases, against the kernel before these changes (T = 100,000, interleaved, load
+    # 5-6, 2026-12-01): 37-45 -> 24-35 ns per round at K = 4-5, 42-53 -> 26-37 at K = 11-14.
     K = table.shape[0]
     C = work[0]  # own running sums, filled from the reward source a block of pulls at a time
     start_c(C, table)
