@@ -191,3 +191,19 @@ def test_red_ucb_bonus_cap_changes_choices_only_when_it_binds():
     for bad in (0.0, -1.0, "1"):
         with pytest.raises(ValueError, match="bonus_cap"):
             R.RedUCB(bonus_cap=bad)
+
+
+def test_log_table_serves_every_horizon_from_one_table():
+    """log t for t <= T whatever horizons were asked before, read-only, and without a rebuild when a grid
+    cycles through more horizons than a per-T cache would keep (the Figure 2 grids ask for ten per seed)."""
+    import math
+
+    from horizonbandits.rising.policies._common import log_table
+    longest = log_table(3_000)
+    for _ in range(2):
+        for T in (300, 30, 2_900, 1, 3_000, 1_234):
+            table = log_table(T)
+            assert table.shape == (T + 1,) and not table.flags.writeable and table.flags.c_contiguous
+            assert all(table[t] == math.log(t) for t in range(1, T + 1))
+            assert np.shares_memory(table, longest)
+    assert log_table(5_000)[4_999] == math.log(4_999)

@@ -132,6 +132,12 @@ def start_cw(work, table):
 # exp) inlined into a kernel's loop made LLVM keep the loop's values in memory, and cost 30 to 45 ns
 # per round in CURE-UCB's kernel (2026-12-01), while a call every BLOCK pulls costs under 1 ns a pull.
 # Pulls n of a block that the run never makes are drawn for nothing (at most BLOCK - 1 per arm).
+# The floor of a kernel (bench/bench_floor.py: round-robin with the kernels' bookkeeping and these fill
+# helpers, on the notebooks' instances, T = 100,000, 2026-12-01 06:07, load 8 on 2 cores, fast state):
+# 9-10 ns per round with fill_c or fill_x, 10-11.5 with fill_cw, whatever K (4-13): the loop and pull
+# counts 2, the running sums on the means without a draw 4.5, so the Gaussian draw about 5 ns a pull.
+# BLOCK = 256 or 1024 measured the same, and a two-pass fill (the ziggurat's one-word path vectorised,
+# then the rare rejections) 6.0 -> 5.7 ns per pull alone and nothing inside that loop: not adopted.
 BLOCK = 64
 
 

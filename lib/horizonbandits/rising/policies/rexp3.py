@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import check_int, check_real
-from ...rng import PyStream, nb_uniform, new_state
+from ...rng import PyStream, nb_uniform_step, new_state
 from ..rewards import fill_x, kernel_args
 from .base import RisingPolicy
 from ._common import empty_trace
@@ -130,6 +130,9 @@ def _rexp3_kernel(mode, table, sigma_x, keys, work, T, batch, gamma, checkpoints
     one_minus_gamma = 1.0 - gamma
     gamma_over_K = gamma / K
     left_in_batch = 0
+    # The policy's stream as a plain uint64 (``rng.nb_uniform_step``: the same numbers as ``nb_uniform``
+    # on the state array, without a call that takes an array every round).
+    s = state[0]
     # Bookkeeping written out inline: a helper call would cost tens of ns a round.
     keep_arms = arms_out.size > 0
     next_cp = checkpoints[0] if checkpoints.size > 0 else -1
@@ -142,12 +145,13 @@ def _rexp3_kernel(mode, table, sigma_x, keys, work, T, batch, gamma, checkpoints
         total = 0.0
         for k in range(K):
             total += w[k]
-        for k in range(K):
-            p[k] = one_minus_gamma * w[k] / total + gamma_over_K
-        u = nb_uniform(state)
+        u, s = nb_uniform_step(s)
+        # p[k] is needed only up to the arm drawn: the others' divisions are skipped (with the scalar
+        # stream, measured 67-84 -> 61-79 ns per round at K = 4-14, 2026-12-01)
         arm = K - 1
         cumulative = 0.0
         for k in range(K):
+            p[k] = one_minus_gamma * w[k] / total + gamma_over_K
             cumulative += p[k]
             if u < cumulative:
                 arm = k
@@ -168,4 +172,5 @@ def _rexp3_kernel(mode, table, sigma_x, keys, work, T, batch, gamma, checkpoints
                 out[ci, k] = counts[k]
             ci += 1
             next_cp = checkpoints[ci] if ci < checkpoints.size else -1
+    state[0] = s
     return out
