@@ -66,9 +66,9 @@ def default_cache_dir() -> Path:
 
 
 # The two models' code, each left out of the other's digest: the rising grids (``experiments.run_grid``,
-# ``learning_curves``, ``experiments.dominance``) never run commit/ code and the commitment and portfolio grids never run rising/
-# code or the rising grid's tasks (tests/test_cache.py checks the imports), so an edit to RAEC keeps the
-# Figure 2 runs and an edit to CURE-UCB keeps the commitment runs.
+# ``learning_curves``, ``experiments.dominance``) never run commit/ code, and the commitment and
+# portfolio grids never run rising/ code or the rising grid's tasks (tests/test_cache.py checks the
+# imports), so an edit to RAEC keeps the Figure 2 runs and an edit to CURE-UCB keeps the commitment runs.
 MODEL_ONLY = {"rising": ("rising", "experiments/__init__.py", "experiments/dominance.py"), "commit": ("commit",)}
 
 
