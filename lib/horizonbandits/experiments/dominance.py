@@ -114,7 +114,17 @@ def dominance_table(probes=PROBES, n_instances: int = 200, T_ref: int = 20_000,
     noise_seeds = check_int("noise_seeds", noise_seeds, 1)
     seed = check_int("seed", seed, 0)
     chunk_size = check_int("chunk_size", chunk_size, 1)
+    plan, tasks = plan_tasks(probes, n_instances, T_ref, horizons, noise_sigma, noise_seeds, seed, chunk_size)
+    outs = run_cached(tasks, backend=backend, n_jobs=n_jobs, address=address, cache=cache, cache_dir=cache_dir,
+                      progress=progress, what="uniform dominance")
+    return assemble(plan, outs, horizons)
 
+
+def plan_tasks(probes: list, n_instances: int, T_ref: int, horizons: list, noise_sigma: float, noise_seeds: int,
+               seed: int, chunk_size: int) -> tuple[list, list[Task]]:
+    """The chunks ((probe, first instance, end) each) and their tasks. A task's cache key holds the code digest
+    and all that sets its numbers: the probe and its position (its generator), the seed, T_ref, the chunk, the
+    horizons, both policies, the noise and the number of seeds."""
     code = code_digest()
     plan, tasks = [], []
     for index, probe in enumerate(probes):
@@ -129,9 +139,7 @@ def dominance_table(probes=PROBES, n_instances: int = 200, T_ref: int = 20_000,
                 fn=probe_chunk, args=(probe, state, k1 - k0, T_ref, horizons, cure, red, noise, n_seeds, seed),
                 cost=float((k1 - k0) * n_seeds * (sum(horizons) + max(horizons))),
                 check=partial(check_chunk, n=k1 - k0, n_horizons=len(horizons))))
-    outs = run_cached(tasks, backend=backend, n_jobs=n_jobs, address=address, cache=cache, cache_dir=cache_dir,
-                      progress=progress, what="uniform dominance")
-    return assemble(plan, outs, horizons)
+    return plan, tasks
 
 
 def chunk_states(probe: str, index: int, n_instances: int, T_ref: int, seed: int, chunk_size: int):
@@ -201,6 +209,7 @@ def _collected(inst: RisingInstance, pulls: np.ndarray) -> float:
 # loop spent 0.3 of 4.7 CPU s on them at 20 instances, 2026-12-01).
 @lru_cache(maxsize=4096)
 def _arm_keys(seed: int, s: int, K: int) -> np.ndarray:
+    # shared by every source of (seed, s, K): the kernels only read the keys
     return np.array([seeds.arm_reward_key(seed, s, i) for i in range(K)], dtype=np.uint64)
 
 
