@@ -9,7 +9,7 @@ from horizonbandits.commit import (CommitProblem, NoShiftElimination, RAEC, UCBC
                                    reference_runs, simulate)
 from horizonbandits.commit import instances, theory
 from horizonbandits.commit.elimination import allocate_round_robin
-from horizonbandits.commit.sampling import draw_tables, policy_stream_seeds
+from horizonbandits.commit.sampling import draw_tables, environment_stream_seeds, policy_stream_seeds
 
 PROBLEMS = {
     "bernoulli": CommitProblem.bernoulli([0.6, 0.5, 0.45, 0.3], [0.3, 0.5, 0.55, 0.52], 300, 1200),
@@ -36,6 +36,31 @@ def test_compiled_path_equals_reference_on_shared_tables(name, policy):
         assert arms.size == problem.N and counts.sum() == problem.N
         np.testing.assert_array_equal(counts, np.bincount(arms, minlength=problem.K))
         assert committed == ref_committed
+
+
+@pytest.mark.parametrize("name", list(PROBLEMS))
+def test_ucb_batch_kernel_picks_the_reference_arms_on_the_batch_stream(name):
+    # the batch kernel runs several seeds side by side (LANES); 9 seeds fill two groups of lanes and part of a
+    # third, and every seed must make the per-round reference's pulls and commitment on its own outcome stream
+    problem = PROBLEMS[name]
+    env, pol = environment_stream_seeds(13, 9), policy_stream_seeds(13, 9)
+    counts, committed = UCBCommit().run_batch(problem, env, pol)
+    for s in range(9):
+        arms, ref_committed = UCBCommit().reference_batch(problem, int(env[s]), int(pol[s]))
+        np.testing.assert_array_equal(counts[s], np.bincount(arms, minlength=problem.K))
+        assert committed[s] == ref_committed
+
+
+def test_ucb_batch_kernel_follows_close_arms_pull_for_pull():
+    # nearly equal arms: UCB switches arm in hundreds of rounds, so a wrong index or tie in any round shows
+    problem = CommitProblem.bernoulli([0.5, 0.5, 0.51, 0.5, 0.49], [0.5, 0.4, 0.5, 0.6, 0.5], 1500, 3000)
+    env, pol = environment_stream_seeds(3, 5), policy_stream_seeds(3, 5)
+    counts, committed = UCBCommit().run_batch(problem, env, pol)
+    for s in range(5):
+        arms, ref_committed = UCBCommit().reference_batch(problem, int(env[s]), int(pol[s]))
+        assert np.count_nonzero(np.diff(arms)) > problem.N // 5
+        np.testing.assert_array_equal(counts[s], np.bincount(arms, minlength=problem.K))
+        assert committed[s] == ref_committed
 
 
 def _z(a, b):

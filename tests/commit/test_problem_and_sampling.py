@@ -7,8 +7,9 @@ from scipy import stats
 import horizonbandits as hb  # noqa: F401  (the package must import)
 from horizonbandits.commit import CommitProblem, RAEC, UCBCommit, UniformCommit, simulate
 from horizonbandits.commit.problem import DISCRETE
-from horizonbandits.commit.sampling import (draw_tables, nb_binomial, nb_block_sums, nb_pull,
-                                            policy_stream_seeds, prefix_sums)
+from horizonbandits.commit.sampling import (draw_tables, nb_binomial, nb_block_sums, nb_pull, nb_pull_step,
+                                            policy_stream_seeds, prefix_sums, py_pull)
+from horizonbandits.rng import PyStream
 
 
 def test_bernoulli_problem_means_and_regret_parts():
@@ -110,6 +111,36 @@ def _pull_means(seed, kind, mu_f, mu_g, cdf, fv, gv, reps):
         sf += x
         sg += y
     return sf / reps, sg / reps
+
+
+@njit
+def _pull_pairs(seed, kind, mu_f, mu_g, cdf, fv, gv, arms):
+    """(f, g) of pulls of ``arms`` from nb_pull (array state) and from nb_pull_step (scalar state), one stream each."""
+    st = np.empty(1, dtype=np.uint64)
+    st[0] = seed
+    s = seed
+    out = np.zeros((arms.size, 4))
+    for k in range(arms.size):
+        out[k, 0], out[k, 1] = nb_pull(st, kind, arms[k], mu_f, mu_g, cdf, fv, gv)
+        out[k, 2], out[k, 3], s = nb_pull_step(s, kind, arms[k], mu_f, mu_g, cdf, fv, gv)
+    return out, st[0] == s
+
+
+@pytest.mark.parametrize("problem", [
+    CommitProblem.bernoulli([0.5, 0.3, 0.9], [0.2, 0.7, 0.5], 5, 10),
+    CommitProblem.discrete([[0.0, 1.0], [0.5, 0.25], [1.0, 0.0]], [[1 / 3] * 3, [0.6, 0.1, 0.3], [0, 0.5, 0.5]],
+                           lambda o: o[0], lambda o: o[1], 5, 10),
+], ids=["bernoulli", "discrete"])
+def test_the_three_single_pull_samplers_make_the_same_draws(problem):
+    arms = np.random.default_rng(0).integers(0, problem.K, 500)
+    seed = np.uint64(1234567)
+    out, same_state = _pull_pairs(seed, problem.kind, problem.mu_f, problem.mu_g, problem.cdf, problem.f_values,
+                                  problem.g_values, arms)
+    assert same_state
+    np.testing.assert_array_equal(out[:, :2], out[:, 2:])
+    stream = PyStream(int(seed))
+    np.testing.assert_array_equal(out[:, :2], [py_pull(stream, problem, int(a)) for a in arms])
+    assert len(np.unique(out[:, 0])) > 1
 
 
 @pytest.mark.parametrize("problem", [

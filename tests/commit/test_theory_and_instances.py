@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import horizonbandits as hb  # noqa: F401
@@ -144,6 +145,29 @@ def test_lower_bound_families():
     assert all(p.gaps_f[p.best_g] == pytest.approx(0.25) for p in fam)
     exp_side = instances.experiment_side_family(4, 5000, 20000)
     assert [p.best_f for p in exp_side] == [0, 1, 2, 3] and all(np.ptp(p.mu_g) == 0 for p in exp_side)
+
+
+def test_lower_bound_grid_is_the_same_on_loky_and_in_process():
+    # lower_bound_construction's grid (both families, its four policies) at a small size: the notebook runs it on
+    # loky workers, and its numbers must be those of the sequential run (9 seeds: not a multiple of UCBCommit's lanes)
+    from horizonbandits.commit import RAEC, UCBCommit, UniformCommit
+    cases = []
+    for schedule, T in [("sqrt", 900), ("quarter", 600), ("two_thirds", 700)]:
+        N = instances.experiment_length(schedule, T)
+        for p in instances.commitment_side_family(4, N, T, c=0.5, delta_f=0.4):
+            cases.append(dict(schedule=schedule, T=T, side="commitment", problem=p))
+        for p in instances.experiment_side_family(4, N, T, c=1.0):
+            cases.append(dict(schedule=schedule, T=T, side="experiment", problem=p))
+
+    def policies(case):
+        return {"RAEC": RAEC(), "RAEC (section 7.1 settings)": instances.section71_policy(case["schedule"]),
+                "UCBCommit": UCBCommit(), "UniformCommit": UniformCommit()}
+    here, here_runs = run_grid(cases, policies, n_seeds=9, seed=3, keep_runs=True, cache=False)
+    there, there_runs = run_grid(cases, policies, n_seeds=9, seed=3, keep_runs=True, backend="loky", n_jobs=2,
+                                 cache=False)
+    assert len(here) == 4 * len(cases) and here_runs.regret.nunique() > 10
+    pd.testing.assert_frame_equal(here, there)
+    pd.testing.assert_frame_equal(here_runs, there_runs)
 
 
 def test_section61_instances():

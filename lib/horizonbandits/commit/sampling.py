@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from .. import seeds
-from ..rng import nb_uniform
+from ..rng import nb_uniform, nb_uniform_step
 from .problem import BERNOULLI
 
 # log(k!) minus its Stirling approximation 0.5 log(2 pi) + (k + 1/2) log(k + 1) - (k + 1), k = 0..9
@@ -168,6 +168,37 @@ def nb_pull(state, kind, i, mu_f, mu_g, cdf, fv, gv):
     while j < last and u >= cdf[i, j]:
         j += 1
     return fv[j], gv[j]
+
+
+@njit(cache=True, inline="always")
+def nb_pull_step(s, kind, i, mu_f, mu_g, cdf, fv, gv):
+    """``nb_pull`` with the stream's state as a plain uint64: returns (f, g, new state), the same draws.
+
+    For hot per-round loops: the state stays in a register instead of a one-element array
+    (see ``horizonbandits.rng``, "Scalar-state stream")."""
+    if kind == BERNOULLI:
+        u, s = nb_uniform_step(s)
+        v, s = nb_uniform_step(s)
+        return (1.0 if u < mu_f[i] else 0.0), (1.0 if v < mu_g[i] else 0.0), s
+    u, s = nb_uniform_step(s)
+    j = 0
+    last = cdf.shape[1] - 1
+    while j < last and u >= cdf[i, j]:
+        j += 1
+    return fv[j], gv[j], s
+
+
+def py_pull(stream, problem, i: int) -> tuple[float, float]:
+    """Plain-Python twin of ``nb_pull`` on a ``PyStream``: the same uniforms, compared the same way."""
+    if problem.kind == BERNOULLI:
+        u, v = stream.uniform(), stream.uniform()
+        return (1.0 if u < problem.mu_f[i] else 0.0), (1.0 if v < problem.mu_g[i] else 0.0)
+    u = stream.uniform()
+    cdf = problem.cdf
+    j = 0
+    while j < problem.m - 1 and u >= cdf[i, j]:
+        j += 1
+    return float(problem.f_values[j]), float(problem.g_values[j])
 
 
 def draw_tables(problem, n_pulls: int, seed: int = 0, s: int = 0) -> tuple[np.ndarray, np.ndarray]:
