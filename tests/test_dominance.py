@@ -157,7 +157,7 @@ def test_loky_gives_the_same_table(reference, tmp_path):
 
 def test_damaged_entry_is_recomputed(reference, tmp_path):
     dominance.dominance_table(**SMALL, **LOCAL, cache_dir=tmp_path, chunk_size=4)
-    entry = sorted(tmp_path.rglob("*.npz"))[0]
+    entry = sorted(tmp_path.rglob("*.hbc"))[0]
     entry.write_bytes(entry.read_bytes()[:100])
     with pytest.warns(CacheWarning, match="1 damaged cache entry"):
         table = dominance.dominance_table(**SMALL, **LOCAL, cache_dir=tmp_path, chunk_size=4)
