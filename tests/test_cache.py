@@ -199,6 +199,8 @@ def test_an_entry_reads_back_what_was_written_and_rejects_a_partial_file(tmp_pat
     assert (key, check) == ("k", "c") and list(back) == list(arrays)
     for name, a in arrays.items():
         assert back[name].dtype == a.dtype and back[name].shape == a.shape and np.array_equal(back[name], a)
+    with pytest.raises(ValueError, match="Python objects"):
+        cache_mod.write_entry(tmp_path / "objects.hbc", "k", "c", {"names": np.array(["a", None], dtype=object)})
     data = path.read_bytes()
     for bad in (data[:-1], data + b"x", b"PK" + data[2:]):
         path.write_bytes(bad)

@@ -8,7 +8,6 @@ import pytest
 import horizonbandits.experiments.dominance as dominance
 import horizonbandits.rising as R
 from horizonbandits.experiments.cache import CacheWarning
-from horizonbandits.rising.observations import checked_reward_source, policy_stream_seed
 
 
 def plain_loop(probes, n_instances, T_ref, horizon_fractions, noise_sigma, noise_seeds, seed):
@@ -100,17 +99,6 @@ def test_table_is_the_plain_loop_on_random_settings(seed):
                 seed=int(rng.integers(0, 50)))
     table = dominance.dominance_table(**args, **LOCAL, cache=False, chunk_size=int(rng.integers(1, 5)))
     assert_same_table(table, plain_loop(**args))
-
-
-def test_reward_source_and_policy_seed_are_the_library_ones():
-    inst = R.ltf_random(np.random.default_rng(0), T_ref=200, noise=0.0)
-    for noise in (0.0, 0.05):
-        for s in range(3):
-            ours = dominance._reward_source(inst, noise, 7, s)
-            theirs = checked_reward_source(inst, noise, 7, s)
-            assert ours.mode == theirs.mode and ours.sigma == theirs.sigma
-            assert np.array_equal(ours.keys, theirs.keys) and np.array_equal(ours.table, theirs.table)
-            assert dominance._policy_stream_seed(7, s) == policy_stream_seed(7, s)
 
 
 def test_second_call_comes_from_the_cache(reference, tmp_path, monkeypatch):

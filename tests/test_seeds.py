@@ -49,3 +49,12 @@ def test_instance_sets_and_grid_roots():
     inst = next(iter(insts.values()))
     root = instance_seed(4, inst)
     assert 0 <= root < 2 ** 63 and root != instance_seed(5, inst)
+
+
+def test_stream_seeds_are_memoised_without_changing_them():
+    import numpy as np
+    from horizonbandits import seeds
+    fresh = int(np.random.SeedSequence(11, spawn_key=(3, 0, 2)).generate_state(1, np.uint64)[0])
+    assert seeds.stream_seed(11, 3, 0, 2) == fresh == seeds.stream_seed(np.int64(11), 3, 0, 2)
+    assert seeds.arm_reward_key(11, 3, 2) == fresh
+    assert seeds.stream_seed(11, 3, 0, 3) != fresh

@@ -34,6 +34,8 @@ as the root of every problem (a problem's runs are paired across policies, and a
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 ENVIRONMENT, POLICY, BATCH = 0, 1, 2
@@ -43,8 +45,13 @@ def seed_sequence(root: int, *key: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(root, spawn_key=tuple(key))
 
 
+@lru_cache(maxsize=8192)
 def stream_seed(root: int, *key: int) -> int:
-    """A 64-bit seed for a compiled generator: the first word of ``SeedSequence(root, spawn_key=key)``."""
+    """A 64-bit seed for a compiled generator: the first word of ``SeedSequence(root, spawn_key=key)``.
+
+    Memoised: a SeedSequence costs about 20 us, and the same (root, key) recurs across instances and
+    runs (``uniform_dominance_ltf`` derives the keys of seed index s for each of 5,000 instances; it
+    spent 0.3 of 4.7 CPU-s on them at 20 instances, 2026-12-01)."""
     return int(seed_sequence(root, *key).generate_state(1, np.uint64)[0])
 
 

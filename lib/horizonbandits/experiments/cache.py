@@ -129,6 +129,9 @@ MAGIC = b"HBCACHE1\n"
 def write_entry(path, key: str, check: str, arrays: dict) -> None:
     """Write one entry: MAGIC, a JSON line {key, check, arrays: [[name, dtype, shape, nbytes], ...]}, the bytes."""
     parts = [(name, np.ascontiguousarray(a)) for name, a in arrays.items()]
+    for name, a in parts:
+        if a.dtype.hasobject:  # their bytes are pointers (np.savez without pickles refused them too)
+            raise ValueError(f"arrays[{name!r}] holds Python objects: a cache entry stores numbers and text only")
     header = {"key": key, "check": check, "arrays": [[n, a.dtype.str, list(a.shape), a.nbytes] for n, a in parts]}
     with open(path, "wb") as fh:
         fh.write(MAGIC + json.dumps(header).encode() + b"\n")

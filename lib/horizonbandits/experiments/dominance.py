@@ -26,7 +26,7 @@ the backend.
 """
 from __future__ import annotations
 
-from functools import lru_cache, partial
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -34,8 +34,9 @@ import pandas as pd
 from .. import seeds
 from ..errors import check_choice, check_int, check_real
 from ..rising.instances import RisingInstance, ltf_random, ltf_saturating
+from ..rising.observations import checked_reward_source
+from ..rising.oracle import collected_value
 from ..rising.policies import CureUCB, RedUCB
-from ..rising.rewards import GAUSSIAN, TABLE, RewardSource
 from .cache import code_digest, digest
 from .runner import Task, fingerprint, run_cached
 
@@ -125,7 +126,7 @@ def plan_tasks(probes: list, n_instances: int, T_ref: int, horizons: list, noise
     """The chunks ((probe, first instance, end) each) and their tasks. A task's cache key holds the code digest
     and all that sets its numbers: the probe and its position (its generator), the seed, T_ref, the chunk, the
     horizons, both policies, the noise and the number of seeds."""
-    code = code_digest()
+    code = code_digest("rising")
     plan, tasks = [], []
     for index, probe in enumerate(probes):
         cure, red = probe_policies(probe, noise_sigma)
@@ -189,41 +190,14 @@ def instance_regrets(inst: RisingInstance, cure: CureUCB, red: RedUCB, horizons:
     no_arms = np.empty(0, dtype=np.int64)
     out = np.zeros((len(horizons), 2))
     for s in range(n_seeds):
-        obs = _reward_source(inst, noise, seed, s)
-        stream = _policy_stream_seed(seed, s)
+        obs = checked_reward_source(inst, noise, seed, s)
+        stream = seeds.policy_stream_seed(seed, s)
         red_pulls = red.run_kernel(obs, horizons[-1], checkpoints, no_arms, stream)
         for j, T in enumerate(horizons):
             cure_pulls = cure.run_kernel(obs, T, checkpoints[j:j + 1], no_arms, stream)
-            out[j, 0] += best[j] - _collected(inst, cure_pulls[-1])
-            out[j, 1] += best[j] - _collected(inst, red_pulls[j])
+            out[j, 0] += best[j] - collected_value(inst, cure_pulls[-1])
+            out[j, 1] += best[j] - collected_value(inst, red_pulls[j])
     return out / n_seeds
-
-
-def _collected(inst: RisingInstance, pulls: np.ndarray) -> float:
-    """``oracle.collected_value`` of one pull-count vector, without its checks (the kernel's counts are valid)."""
-    return inst.prefix[np.arange(inst.K), pulls].sum()
-
-
-# Seed derivation costs about 20 us per SeedSequence; the streams of seed index s do not depend on
-# the instance, so each worker derives them once per (seed, s, K) instead of once per run (the plain
-# loop spent 0.3 of 4.7 CPU s on them at 20 instances, 2026-12-01).
-@lru_cache(maxsize=4096)
-def _arm_keys(seed: int, s: int, K: int) -> np.ndarray:
-    # shared by every source of (seed, s, K): the kernels only read the keys
-    return np.array([seeds.arm_reward_key(seed, s, i) for i in range(K)], dtype=np.uint64)
-
-
-@lru_cache(maxsize=4096)
-def _policy_stream_seed(seed: int, s: int) -> int:
-    return seeds.policy_stream_seed(seed, s)
-
-
-def _reward_source(inst: RisingInstance, noise: float, seed: int, s: int) -> RewardSource:
-    """``observations.checked_reward_source(inst, noise, seed, s)`` for a Gaussian noise level (0: the
-    means themselves), with the arm keys derived once per worker."""
-    if noise == 0.0:
-        return RewardSource(TABLE, inst.means, 0.0, _arm_keys(seed, s, inst.K))
-    return RewardSource(GAUSSIAN, inst.means, noise, _arm_keys(seed, s, inst.K))
 
 
 def check_chunk(arrays: dict, n: int, n_horizons: int) -> str | None:
