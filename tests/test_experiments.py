@@ -6,7 +6,7 @@ import pytest
 import horizonbandits.experiments as ex
 from horizonbandits.experiments import (instance_seed, make_policies, paired_differences, regret_summary, run_grid,
                                         win_rate_matrix, win_rates)
-from horizonbandits.rising import CureUCB, RedUCB, ltf_random, simulate
+from horizonbandits.rising import CureUCB, RedUCB, RisingInstance, ltf_random, simulate
 from horizonbandits.rising.generators import concave_random
 
 HORIZONS = [500, 1_200, 2_000]
@@ -214,6 +214,48 @@ def test_bad_arguments(instances, policies, kwargs, match):
         run_grid(**{**args, **kwargs})
     with pytest.raises(ValueError, match="instances"):
         run_grid({}, policies, HORIZONS, 2, cache=False)
+
+
+def test_instance_set_shares_tables_across_noise_levels_without_changing_them():
+    base = ex.instance_set("concave", 3, seed=6, H=2_000, noise=0.01)
+    louder = ex.instance_set("concave", 2, seed=6, H=2_000, noise=0.1)
+    more = ex.instance_set("concave", 4, seed=6, H=2_000, noise=0.1)
+    for j, key in enumerate(more):
+        fresh = concave_random(np.random.default_rng(np.random.SeedSequence(6, spawn_key=(j,))), H=2_000, noise=0.1)
+        assert np.array_equal(more[key].means, fresh.means) and np.array_equal(more[key].prefix, fresh.prefix)
+        assert more[key].noise == 0.1 and more[key].names == fresh.names
+        assert ex.instance_digest(more[key]) == ex._hash_means(fresh)
+    assert list(louder) == ["concave 000", "concave 001"]
+    assert louder["concave 000"].means is base["concave 000"].means  # shared, not rebuilt
+    assert base["concave 000"].noise == 0.01  # the earlier call's instances keep their noise
+    # another set (options, seed or family) is drawn afresh
+    blend = ex.instance_set("concave", 1, seed=6, H=2_000, challenger_blend=(0.2, 0.2))
+    assert not np.array_equal(blend["concave 000"].means, base["concave 000"].means)
+    ltf = ex.instance_set("ltf", 2, seed=6, H=2_000, noise=0.0)
+    fresh = ltf_random(np.random.default_rng(np.random.SeedSequence(6, spawn_key=(1,))), T_ref=2_000, noise=0.0)
+    assert np.array_equal(ltf["ltf 001"].means, fresh.means)
+    with pytest.raises(ValueError, match="noise=-1"):
+        ex.instance_set("ltf", 2, seed=6, H=2_000, noise=-1)
+
+
+def test_with_noise_shares_the_tables_and_checks_the_model():
+    inst = RisingInstance(np.array([[0.0, 0.5, 0.6], [0.0, 0.2, 1.5]]), noise=0.01)
+    digest = ex.instance_digest(inst)
+    twin = inst.with_noise(0.2)
+    assert twin.noise == 0.2 and inst.noise == 0.01 and twin.means is inst.means and twin.prefix is inst.prefix
+    assert ex.instance_digest(twin) == digest == ex._hash_means(RisingInstance(inst.means.copy()))
+    with pytest.raises(ValueError, match="bernoulli"):
+        inst.with_noise("bernoulli")  # a mean of 1.5 is not a probability
+
+
+def test_digest_reads_arrays_in_place_as_their_bytes():
+    from horizonbandits.experiments.cache import digest
+    a = np.arange(12.0).reshape(3, 4)
+    for x in (a, np.asfortranarray(a), a[:, ::2]):
+        assert digest(memoryview(np.ascontiguousarray(x))) == digest(np.ascontiguousarray(x).tobytes())
+    assert digest(memoryview(a)) != digest(memoryview(a + 1))
+    inst = RisingInstance(np.asfortranarray(np.linspace(0.0, 1.0, 8).reshape(2, 4)))
+    assert ex._hash_means(inst) == digest(inst.means.shape, inst.means.tobytes(), inst.names)
 
 
 def test_instance_set_is_prefix_stable_and_seeded():

@@ -102,6 +102,11 @@ def instance_set(family: str, n_instances: int, seed: int = 0, H: int = 100_000,
     instances (and shares their cached runs). H is the reference horizon: the LTF saturation times
     are drawn in [0.05 H, H], the concave curves reach L at H, and the mean tables stop at H.
     ``options`` go to the generator (``ltf_random`` or ``concave_random``), e.g. ``challenger_blend``.
+
+    The mean tables do not depend on ``noise``: the instances of the last call are kept, and a call
+    that differs only in ``noise`` or asks for no more instances returns ``with_noise`` copies that
+    share their tables (the noise ablation asks for each set at four noise levels; a concave table
+    costs ~25 ms to build and ~15 ms to hash, 2026-12-01).
     """
     from ..rising.generators import concave_random
     from ..rising.instances import ltf_random
@@ -109,14 +114,21 @@ def instance_set(family: str, n_instances: int, seed: int = 0, H: int = 100_000,
     n_instances = check_int("n_instances", n_instances, 1)
     seed = check_int("seed", seed, 0)
     H = check_int("H", H, 100)
-    out = {}
-    for j in range(n_instances):
+    key = (family, seed, H, repr(sorted(options.items())))
+    drawn = _LAST_SET["instances"] if _LAST_SET["key"] == key else []
+    for j in range(len(drawn), n_instances):
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(j,)))
         if family == "ltf":
-            out[f"ltf {j:03d}"] = ltf_random(rng, T_ref=H, noise=noise, **options)
+            drawn.append(ltf_random(rng, T_ref=H, noise=noise, **options))
         else:
-            out[f"concave {j:03d}"] = concave_random(rng, H=H, noise=noise, **options)
-    return out
+            drawn.append(concave_random(rng, H=H, noise=noise, **options))
+    _LAST_SET.update(key=key, instances=drawn)
+    return {f"{family} {j:03d}": inst if inst.noise == noise else inst.with_noise(noise)
+            for j, inst in enumerate(drawn[:n_instances])}
+
+
+# The instances of the last instance_set call (one set only, so that memory stays bounded).
+_LAST_SET: dict = {"key": None, "instances": []}
 
 
 # --------------------------------------------------------------------------------------------
@@ -127,8 +139,14 @@ _digest = digest
 
 
 def instance_digest(inst: RisingInstance) -> str:
-    """Hash of the mean table and the names (not the noise model)."""
-    return _digest(inst.means.shape, inst.means.tobytes(), inst.names)
+    """Hash of the mean table and the names (not the noise model); made once per table and kept on
+    the instance (and on its ``with_noise`` copies)."""
+    return inst.mean_digest(_hash_means)
+
+
+def _hash_means(inst: RisingInstance) -> str:
+    # The table's bytes in C order, read in place (``tobytes`` would copy them first).
+    return _digest(inst.means.shape, memoryview(np.ascontiguousarray(inst.means)), inst.names)
 
 
 def instance_seed(seed: int, inst: RisingInstance, digest: str | None = None) -> int:

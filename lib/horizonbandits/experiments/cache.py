@@ -50,10 +50,14 @@ class CacheWarning(UserWarning):
 
 
 def digest(*parts) -> str:
-    """Hash of a sequence of parts (bytes as they are, anything else through its repr)."""
+    """Hash of a sequence of parts (bytes as they are, a memoryview as the bytes it shows, anything
+    else through its repr). A memoryview hashes like its ``tobytes()`` without the copy."""
     h = hashlib.blake2b(digest_size=20)
     for part in parts:
-        data = part if isinstance(part, bytes) else repr(part).encode()
+        if isinstance(part, memoryview):
+            data = part.cast("B") if part.c_contiguous else part.tobytes()
+        else:
+            data = part if isinstance(part, bytes) else repr(part).encode()
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)
     return h.hexdigest()
