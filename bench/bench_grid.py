@@ -9,7 +9,9 @@
 2. From those fits and the K of every instance in the paper sets (100 each), predicts the CPU time of the paper
    profiles of ltf_experiments, concave_experiments, window_ablation and noise_ablation, counting what run_grid
    really runs: horizon-aware policies once per T, the others once to the largest T; one reward source per
-   (instance, seed); runs already cached by an earlier notebook (same instance, policy and T) not counted again.
+   (instance, seed); runs already cached by an earlier notebook (same instance, policy and T) not counted again;
+   the blend-weight sweeps included. Then the budget: issue 18's 15 minutes on 2 cores against these kernels
+   alone and, from the last paper run's manifest, the other notebooks' times.
 3. ``--check`` runs a small grid through run_grid on ``--workers`` processes (no cache) and compares its wall
    time with the same prediction, which measures the parallel efficiency and the per-task overhead.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -26,8 +29,13 @@ from horizonbandits.rising import policy_stream_seed, reward_source
 
 PAPER = dict(n_instances=100, n_seeds=40, horizons=list(range(10_000, 100_001, 10_000)), T_ablation=50_000,
              eps_values=[0.5, 0.25, 0.125, 0.0625, 0.03125], sigmas=[0.001, 0.01, 0.05, 0.1],
-             noise_policies=["CURE-UCB", "SW-UCB", "R-ed-UCB"])
+             noise_policies=["CURE-UCB", "SW-UCB", "R-ed-UCB"],
+             # the blend-weight sweeps of the three notebooks with a concave part (params/paper/*.yaml)
+             blend_sweep=[0.0, 0.2, 0.5, 0.8], sweep_instances=30, sweep_seeds=10, win_rate_horizons=[20_000, 100_000])
+# make paper's target in issue 18: 15 minutes of wall time on this machine's 2 cores.
+BUDGET_MIN, CORES = 15.0, 2
 MAIN_PARAMS = {"CURE-UCB": {"eps": 0.5}}  # as in the notebooks
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def measure(names, sample: int, seeds: int, T: int):
@@ -100,7 +108,69 @@ def predict(fits, pols, draw_cost, paper=PAPER, families=("ltf", "concave")):
                 add("noise_ablation", fam, f"{name} sigma={sigma:g}", name, pol, [paper["T_ablation"]])
             out.append({"notebook": "noise_ablation", "family": family, "run": "reward tables",
                         "cpu_s": draw_cost * float(np.sum(Ks[family])) * paper["T_ablation"] * seeds})
+    out += predict_sweeps(fits, pols, paper)
     return pd.DataFrame(out)
+
+
+def predict_sweeps(fits, pols, paper=PAPER) -> list[dict]:
+    """CPU seconds of the blend-weight sweeps: for each fixed challenger weight w, concave_experiments' ten
+    policies at the win-rate horizons, window_ablation's CURE-UCB windows and noise_ablation's three
+    policies at every noise level, at T_ablation, on ``sweep_instances`` concave instances x ``sweep_seeds``."""
+    out, seeds = [], paper["sweep_seeds"]
+
+    def cost(name, K, rounds):
+        a, b = fits[name]
+        return float(np.sum((a + b * K) * rounds)) * seeds
+
+    for w in paper["blend_sweep"]:
+        K = np.array([inst.K for inst in instance_set("concave", paper["sweep_instances"], seed=0,
+                                                      challenger_blend=(w, w)).values()])
+        for name, pol in pols.items():
+            horizons = paper["win_rate_horizons"]
+            rounds = sum(horizons) if pol.uses_horizon else max(horizons)
+            out.append({"notebook": "concave_experiments", "family": "concave sweep", "run": name,
+                        "cpu_s": cost(name, K, rounds)})
+        cached = set()  # (policy, sigma) runs at T_ablation already made by the window sweep
+        if "CURE-UCB" in pols:
+            for e in paper["eps_values"]:
+                cached.add((repr(make_policies(["CURE-UCB"], {"CURE-UCB": {"eps": e}})["CURE-UCB"]), 0.01))
+                out.append({"notebook": "window_ablation", "family": "concave sweep", "run": f"CURE-UCB eps={e:g}",
+                            "cpu_s": cost("CURE-UCB", K, paper["T_ablation"])})
+        noise_names = [n for n in paper["noise_policies"] if n in pols]
+        for sigma in paper["sigmas"]:
+            for name, pol in make_policies(noise_names, {k: v for k, v in MAIN_PARAMS.items() if k in noise_names},
+                                           sigma=sigma).items():
+                if (repr(pol), sigma) in cached:
+                    continue
+                out.append({"notebook": "noise_ablation", "family": "concave sweep", "run": f"{name} sigma={sigma:g}",
+                            "cpu_s": cost(name, K, paper["T_ablation"])})
+    return out
+
+
+def budget(by_nb: pd.Series, times_path) -> None:
+    """The 15-minute target against the grids' kernel time alone, and with the other notebooks' times from a cold
+    paper run (``params/paper/expected_seconds.json``, or a manifest of a run from an empty cache)."""
+    import json
+
+    grids = by_nb.sum() / 60
+    print(f"\nBudget: {BUDGET_MIN:g} min on {CORES} cores = {BUDGET_MIN * CORES:g} CPU min. The kernels of these four "
+          f"notebooks' grids alone: {grids:.1f} CPU min ({grids / CORES:.1f} min with both cores always busy), "
+          f"{grids / (BUDGET_MIN * CORES):.0%} of the budget, before any other notebook, figure or import.")
+    path = Path(times_path)
+    if not path.exists():
+        print(f"  ({path} not found: no cold paper run to compare the other notebooks with)")
+        return
+    data = json.loads(path.read_text())
+    if "notebooks" in data:  # a manifest
+        times = {k: v.get("wall_time_s", 0.0) for k, v in data["notebooks"].items()}
+    else:
+        times = {k: v for k, v in data.items() if not k.startswith("_")}
+    others = {k: v for k, v in times.items() if k not in by_nb.index}
+    if others:
+        rest = sum(others.values()) / 60
+        print(f"  The other {len(others)} notebooks took {rest:.1f} min of wall time in the cold paper run of {path} "
+              f"(two at a time, each with about one core, so about as many CPU minutes): with them, at least "
+              f"{(grids + rest) / CORES:.1f} min on {CORES} cores.")
 
 
 def check(names, workers: int, fits, draw_cost, pols):
@@ -129,6 +199,8 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--policies", nargs="+", default=None)
     ap.add_argument("--check", action="store_true", help="also run a small grid and compare with the prediction")
+    ap.add_argument("--times", default=str(ROOT / "params" / "paper" / "expected_seconds.json"),
+                    help="per-notebook wall seconds of a cold paper run (that file, or a manifest.json), for the budget")
     args = ap.parse_args(argv)
     from horizonbandits.rising import POLICIES
     names = args.policies or list(POLICIES)
@@ -150,6 +222,9 @@ def main(argv=None):
     print(f"  {'total':22s} {total / 60:7.1f} CPU min  -> {total / 60 / args.workers:6.1f} min on {args.workers} workers")
     top = pred.groupby("run")["cpu_s"].sum().sort_values(ascending=False).head(8)
     print("\nLargest items (CPU min, all notebooks): " + ", ".join(f"{k} {v / 60:.1f}" for k, v in top.items()))
+    sweeps = pred[pred["family"] == "concave sweep"].groupby("notebook", sort=False)["cpu_s"].sum()
+    print("of which the blend-weight sweeps: " + ", ".join(f"{k} {v / 60:.1f}" for k, v in sweeps.items()) + " CPU min")
+    budget(by_nb, args.times)
     if args.check:
         check(names, args.workers, fits, draw_cost, pols)
 
