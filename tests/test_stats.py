@@ -32,3 +32,18 @@ def test_slopes():
     y = np.where(x <= 4, x ** 1.0, 4 * (x / 4) ** 0.5)
     lo, hi = stats.half_slopes(x, y)
     assert lo == pytest.approx(1.0) and hi == pytest.approx(0.5)
+
+
+def test_bootstrap_band_is_the_seeded_percentile_interval_of_the_mean():
+    from horizonbandits.stats import bootstrap_band
+    x = np.random.default_rng(3).normal(10.0, 2.0, size=40)
+    lo, hi = bootstrap_band(x)
+    boot = x[np.random.default_rng(0).integers(0, 40, size=(1000, 40))].mean(axis=1)
+    assert (lo, hi) == (np.quantile(boot, 0.025), np.quantile(boot, 0.975))
+    assert bootstrap_band(x) == (lo, hi) and lo < x.mean() < hi
+    # about two standard errors each side, as a 95 % interval of a mean should be
+    se = x.std(ddof=1) / np.sqrt(40)
+    assert 1.6 * se < x.mean() - lo < 2.4 * se and 1.6 * se < hi - x.mean() < 2.4 * se
+    narrow = bootstrap_band(x, level=0.5)
+    assert lo < narrow[0] < narrow[1] < hi
+    assert bootstrap_band([5.0]) == (5.0, 5.0)

@@ -17,7 +17,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from .outputs import atomic_write, resolve_output_dir  # noqa: E402
-from .stats import mean_ci  # noqa: E402,F401 (moved to stats; notebooks import it from here)
+from .stats import bootstrap_band, mean_ci  # noqa: E402,F401 (moved to stats; notebooks import them from here)
 
 # One colour per policy, stable across notebooks.
 POLICY_ORDER = ["CURE-UCB", "R-ed-UCB", "ET-SWGTS", "TI-UCB", "R-ed-AE", "SW-UCB", "SW-KL-UCB",
@@ -51,10 +51,11 @@ def save_table(df: pd.DataFrame, name: str, output_dir="", index: bool = False) 
 
 def regret_vs_horizon(df: pd.DataFrame, x: str = "T", y: str = "regret", hue: str = "policy", ax=None,
                       logy: bool = False, title: str | None = None):
-    """Mean regret against the horizon with 95 % intervals, one line per policy."""
+    """Mean regret against the horizon with 95 % bootstrap intervals (``stats.bootstrap_band``: seeded, so
+    the figure is the same at every run), one line per policy."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 4.2))
-    sns.lineplot(data=df, x=x, y=y, hue=hue, marker="o", errorbar=("ci", 95), ax=ax,
+    sns.lineplot(data=df, x=x, y=y, hue=hue, marker="o", errorbar=bootstrap_band, ax=ax,
                  palette=policy_palette(df[hue].unique()))
     if logy:
         ax.set_yscale("log")

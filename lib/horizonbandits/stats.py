@@ -6,6 +6,8 @@
   (resampling indices from ``numpy.random.default_rng(seed)``, so the same table and seed give
   the same interval).
 - :func:`slope`, :func:`half_slopes`: least-squares slopes of log y on log x (scaling exponents).
+- :func:`bootstrap_band`: a seeded, vectorised percentile-bootstrap interval of a mean, for seaborn's
+  ``errorbar=`` (seaborn's own bootstrap is unseeded and loops in Python).
 
 Nothing here changes a grid's numbers, so editing this file keeps the result cache.
 """
@@ -33,6 +35,18 @@ mean_ci = normal_interval
 
 def _bootstrap_index(n: int, n_boot: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+
+
+def bootstrap_band(values, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """(low, high) percentile-bootstrap interval of the mean of ``values``: the interval seaborn draws
+    with ``errorbar=("ci", 95)``, but the same at every run (resampling from ``default_rng(seed)``) and
+    computed in one array operation. seaborn's version took 13 of new_instance_family's 22 s with a
+    warm cache (500 bands, 2026-12-01); pass this function as ``errorbar=bootstrap_band``."""
+    x = np.asarray(values, dtype=float)
+    if x.size < 2:
+        return (float(x.mean()), float(x.mean())) if x.size else (np.nan, np.nan)
+    boot = x[_bootstrap_index(x.size, n_boot, seed)].mean(axis=1)
+    return float(np.quantile(boot, (1 - level) / 2)), float(np.quantile(boot, (1 + level) / 2))
 
 
 def _per_instance_means(df: pd.DataFrame, T=None) -> pd.DataFrame:
