@@ -37,6 +37,20 @@ def test_kernel_matches_reference(policy, noise):
     assert eliminated >= 1  # the runs compared do go through eliminations
 
 
+def test_rounds_after_the_last_elimination_are_counted_as_pulls_of_the_survivor():
+    # A small sigma commits early; the kernel then skips the rounds left. Its pull counts at every
+    # checkpoint (read without the arms) must be those of the reference's arms.
+    inst = R.ltf_random(np.random.default_rng(5), K=4, T_ref=T)
+    policy = RedAE(sigma=0.002)
+    obs = R.draw_observations(inst, T, 0, 0)
+    arms = policy.reference(obs.X, T)
+    assert np.all(arms[-T // 2:] == arms[-1])  # committed for at least the second half
+    checkpoints = np.array([1, 7, T // 3, T - 1, T], dtype=np.int64)
+    counts = policy.run_kernel(R.reward_source(inst, 0, 0), T, checkpoints, np.empty(0, dtype=np.int64))
+    for row, cp in zip(counts, checkpoints):
+        assert np.array_equal(row, np.bincount(arms[:cp], minlength=inst.K))
+
+
 def test_kernel_matches_reference_on_exact_ties():
     # Identical arms tie at every test: the lowest index leads and nothing is eliminated.
     inst = R.ltf([0.001, 0.001, 0.002], [0.5, 0.5, 0.4], T_max=900, noise=0.0)

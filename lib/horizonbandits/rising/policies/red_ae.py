@@ -193,4 +193,16 @@ def _red_ae_kernel(mode, table, sigma_x, keys, work, T, sigma, log_term, whole_h
                 active[kept] = k
                 kept += 1
         n_active = kept
+        if n_active == 1:
+            # One candidate left: it gets every round to T and no reward is read again, so the rounds
+            # left are counted instead of played (the same pulls; their rewards were never used). At
+            # the default sigma = 1/2 a commitment comes in about a fifth of the runs at T = 100,000.
+            arm = active[0]
+            if keep_arms:
+                arms_out[t:T] = arm
+            while ci < checkpoints.size:
+                out[ci, :] = counts
+                out[ci, arm] += checkpoints[ci] - t
+                ci += 1
+            break
     return out
