@@ -64,6 +64,12 @@ def measure(names, sample: int, seeds: int, T: int):
     return runs, fits, draw_per_arm_round, pols
 
 
+def run_cost(fits, name: str, K, rounds, seeds: int) -> float:
+    """CPU seconds of ``seeds`` runs of ``rounds`` rounds of policy ``name`` on instances with K arms (a + b K per round)."""
+    a, b = fits[name]
+    return float(np.sum((a + b * K) * rounds)) * seeds
+
+
 def predict(fits, pols, draw_cost, paper=PAPER, families=("ltf", "concave")):
     """CPU seconds of each paper notebook, by policy, as run_grid schedules the work."""
     Ks = {f: np.array([inst.K for inst in instance_set(f, paper["n_instances"], seed=0).values()]) for f in families}
@@ -72,8 +78,7 @@ def predict(fits, pols, draw_cost, paper=PAPER, families=("ltf", "concave")):
     out = []
 
     def cost(name, K, rounds):
-        a, b = fits[name]
-        return float(np.sum((a + b * K) * rounds)) * seeds
+        return run_cost(fits, name, K, rounds, seeds)
 
     def add(notebook, family, label, name, policy, horizons):
         key_T = tuple(horizons) if not policy.uses_horizon else None
@@ -119,8 +124,7 @@ def predict_sweeps(fits, pols, paper=PAPER) -> list[dict]:
     out, seeds = [], paper["sweep_seeds"]
 
     def cost(name, K, rounds):
-        a, b = fits[name]
-        return float(np.sum((a + b * K) * rounds)) * seeds
+        return run_cost(fits, name, K, rounds, seeds)
 
     for w in paper["blend_sweep"]:
         K = np.array([inst.K for inst in instance_set("concave", paper["sweep_instances"], seed=0,

@@ -196,7 +196,8 @@ def _red_ae_kernel(mode, table, sigma_x, keys, work, T, sigma, log_term, whole_h
         if n_active == 1:
             # One candidate left: it gets every round to T and no reward is read again, so the rounds
             # left are counted instead of played (the same pulls; their rewards were never used). At
-            # the default sigma = 1/2 a commitment comes in about a fifth of the runs at T = 100,000.
+            # the default sigma = 1/2 about a fifth of the rounds of a T = 100,000 run on the Figure 2
+            # instances come after it (19.8 -> 14.0 ns per round on LTF, 35.0 -> 31.2 on concave).
             arm = active[0]
             if keep_arms:
                 arms_out[t:T] = arm
