@@ -45,3 +45,31 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
     return atomic_write(path, write)
+
+
+def atomic_write_together(texts: dict, before_commit=None) -> list[Path]:
+    """Write several text files so that they change together: every one goes to a temporary file beside
+    it first, then ``before_commit()`` runs, then all are renamed. If a write fails (a full disk) or
+    ``before_commit`` raises, the temporary files are removed and every file keeps its previous
+    content, so files that describe one state (a manifest and its index page) never disagree. A
+    rename needs no space, so once the writes succeeded the renames do too."""
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, text in texts.items():
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix + ".tmp", dir=path.parent)
+            staged.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.chmod(tmp, 0o666 & ~_UMASK)
+        if before_commit is not None:
+            before_commit()
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise
+    return [path for _, path in staged]

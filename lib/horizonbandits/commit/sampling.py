@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from .. import seeds
+from ..errors import check_memory
 from ..rng import nb_uniform, nb_uniform_step
 from .problem import BERNOULLI
 
@@ -204,6 +205,9 @@ def py_pull(stream, problem, i: int) -> tuple[float, float]:
 def draw_tables(problem, n_pulls: int, seed: int = 0, s: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Tables F, G of shape (K, n_pulls + 1): f and g of the n-th pull of arm i at [i, n] (column 0 is 0)."""
     K = problem.K
+    check_memory("N", n_pulls, 8.0 * (4 * K + 2) * (n_pulls + 1),
+                 f"the table of draws='table' (f and g of every pull of each of K = {K} arms, with their prefix "
+                 "sums)")
     F = np.zeros((K, n_pulls + 1))
     G = np.zeros((K, n_pulls + 1))
     cdf = problem.cdf

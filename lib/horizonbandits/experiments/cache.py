@@ -16,6 +16,13 @@ cached.
 
 The key includes :func:`code_digest`, a hash of the code that determines the numbers (see there),
 so editing a simulator invalidates the old entries and editing the CLI does not.
+
+The cache is trusted input. Its digest catches damage (a truncated file, a flipped bit, a file
+copied over another), not a deliberate edit: an entry rewritten with other numbers and a digest
+recomputed for them is read as computed. Whoever can write the folder can change the results.
+:class:`Verifier` checks a sample instead: with ``HB_CACHE_VERIFY=N`` (``hb cache verify`` sets it)
+each grid recomputes N of the entries it reads, compares them with what the cache holds and
+appends what it found to ``$HB_CACHE_VERIFY_LOG``; in that mode nothing is written to the cache.
 """
 from __future__ import annotations
 
@@ -39,7 +46,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # Figure 2's tables and figures over a finished grid.
 # Everything else (models, policies, rng, seeds, the task functions) is in the key, so a new
 # numerical module is covered without touching this list.
-NOT_NUMERICAL = ("cli.py", "workbook", "plotting.py", "claims.py", "outputs.py", "testing.py",
+NOT_NUMERICAL = ("cli.py", "workbook", "plotting.py", "claims", "outputs.py", "testing.py",
                  "stats.py", "_numba_cache.py", "experiments/cache.py", "experiments/executor.py",
                  "experiments/runner.py", "experiments/tidy.py", "experiments/figure2.py",
                  "experiments/ablations.py")
@@ -182,6 +189,7 @@ class ResultCache:
     def __init__(self, folder, what: str = "run_grid"):
         self.folder = Path(folder) if folder is not None else None
         self.what = what
+        self.verifier = Verifier.from_environment(what) if self.folder is not None else None
         self.damaged: list[tuple[Path, str]] = []
         self.unwritable: str | None = None
         self.unsaved = 0
@@ -215,6 +223,8 @@ class ResultCache:
         return arrays
 
     def save(self, key: str, arrays: dict) -> None:
+        if self.verifier is not None:  # verifying reads the cache, never writes it
+            return
         if self.folder is None or self.unwritable is not None:
             self.unsaved += self.unwritable is not None
             return
@@ -238,3 +248,66 @@ class ResultCache:
         self.damaged = []
         self.unwritable = None
         self.unsaved = 0
+
+
+# --------------------------------------------------------------------------------------------
+# Verifying a sample of entries by recomputing them
+# --------------------------------------------------------------------------------------------
+
+VERIFY_ENV = "HB_CACHE_VERIFY"
+VERIFY_LOG_ENV = "HB_CACHE_VERIFY_LOG"
+# Arrays of wall-clock seconds: a recomputation never gives the same ones.
+VOLATILE = ("wall", "seconds")
+# Floating-point results (a portfolio's weights from cvxpy) may differ in their last bits between
+# machines; counts and arms must be equal.
+FLOAT_RTOL = 1e-9
+
+
+class Verifier:
+    """Which cache hits of one grid call to recompute, and the record of what the comparison found."""
+
+    def __init__(self, sample: int, log: Path | None, what: str):
+        self.sample, self.log, self.what = sample, log, what
+
+    @classmethod
+    def from_environment(cls, what: str) -> Verifier | None:
+        text = os.environ.get(VERIFY_ENV, "").strip()
+        if not text:
+            return None
+        if not text.isdigit() or int(text) < 1:
+            raise ValueError(f"{VERIFY_ENV}={text!r} is not allowed: expected a number of entries >= 1")
+        log = os.environ.get(VERIFY_LOG_ENV, "").strip()
+        return cls(int(text), Path(log) if log else None, what)
+
+    def pick(self, keys) -> set:
+        """Up to ``sample`` of ``keys``, chosen by a hash of each key: the same entries on every run
+        of the same grid, spread over it without a pattern."""
+        keys = list(keys)
+        self._write({"what": self.what, "read": len(keys)})
+        return set(sorted(keys, key=lambda k: digest("verify", k))[:self.sample])
+
+    def compare(self, path, cached: dict, fresh: dict) -> bool:
+        """Whether the recomputed ``fresh`` arrays equal the ``cached`` ones (timings left out); recorded."""
+        names = sorted((set(cached) | set(fresh)) - set(VOLATILE))
+        differ = [n for n in names if n not in cached or n not in fresh or not _same(cached[n], fresh[n])]
+        self._write({"what": self.what, "entry": str(path), "differs": differ})
+        return not differ
+
+    def _write(self, record: dict) -> None:
+        if self.log is None:
+            return
+        line = (json.dumps(record) + "\n").encode()
+        fd = os.open(self.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)  # one append per line: notebooks
+        try:                                                                   # running side by side interleave whole lines
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
+
+def _same(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind == "f" or b.dtype.kind == "f":
+        return bool(np.allclose(a, b, rtol=FLOAT_RTOL, atol=0.0, equal_nan=True))
+    return bool(np.array_equal(a, b))

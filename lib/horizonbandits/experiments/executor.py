@@ -6,7 +6,8 @@ backend, the order of completion or the number of workers.
 
 ``HB_DASK_ADDRESS`` (set by ``hb run --cluster ADDRESS``, or by hand): when it is set and not
 empty, every grid runs on the dask.distributed scheduler at that address, whatever backend the
-caller asked for (:func:`resolve_backend`).
+caller asked for (:func:`resolve_backend`). A dask grid left with no worker fails after
+``$HB_DASK_NO_WORKER_TIMEOUT`` seconds (120 by default) instead of waiting forever.
 
 Loky workers end with their parent: each worker runs :func:`_watch_parent` when it starts, a
 daemon thread that exits the worker once its parent process is gone (a SIGKILL of the notebook's
@@ -120,14 +121,67 @@ def close_dask_clients() -> None:
         _close_dask(key)
 
 
+class ClusterError(RuntimeError):
+    """The dask cluster can no longer run the grid (no worker left for ``no_worker_timeout()`` seconds)."""
+
+
+NO_WORKER_ENV = "HB_DASK_NO_WORKER_TIMEOUT"
+NO_WORKER_TIMEOUT_S = 120.0  # a worker restarting (or a new one joining) takes seconds
+_POLL_S = 0.05  # how often finished tasks are collected
+_WORKERS_EVERY_S = 2.0  # how often the scheduler is asked how many workers it has
+
+
+def no_worker_timeout() -> float:
+    """Seconds a dask grid waits with no worker before it fails: ``$HB_DASK_NO_WORKER_TIMEOUT``, else 120."""
+    text = os.environ.get(NO_WORKER_ENV, "").strip()
+    if not text:
+        return NO_WORKER_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"{NO_WORKER_ENV}={text!r} is not allowed: expected a number of seconds > 0")
+    return value
+
+
+def _worker_count(client) -> int:
+    """Workers the scheduler knows now; 0 when it does not answer within a few seconds."""
+    try:
+        return len(client.sync(client.scheduler.ncores, callback_timeout=5))
+    except Exception:  # noqa: BLE001 - a scheduler that does not answer has no worker for us
+        return 0
+
+
 def _execute_dask(fn, args: list, workers: int, address: str | None):
+    """Yield results as the cluster's tasks finish. With every worker gone (killed, or the scheduler
+    lost), dask waits for one to join, forever: after ``no_worker_timeout()`` seconds without a worker
+    the grid stops with a one-line ``ClusterError``."""
     from distributed import as_completed
+    limit = no_worker_timeout()
     client = dask_client(workers, address)
     futures = [client.submit(_indexed, fn, i, a, pure=False) for i, a in enumerate(args)]
+    done = as_completed(futures)
+    last_worker = time.monotonic()
+    next_look = last_worker + _WORKERS_EVERY_S
     try:
-        for fut in as_completed(futures):
-            yield fut.result()
-            fut.release()
+        while not done.is_empty():
+            if done.has_ready():
+                for fut in done.next_batch(block=False):
+                    yield fut.result()
+                    fut.release()
+                continue
+            now = time.monotonic()
+            if now >= next_look:
+                if _worker_count(client):
+                    last_worker = now
+                elif now - last_worker > limit:
+                    where = address or "the local dask cluster"
+                    raise ClusterError(f"no dask worker at {where} for {limit:g} s, with {done.count()} of "
+                                       f"{len(futures)} tasks left; start workers (dask worker ADDRESS) and run it "
+                                       f"again (finished tasks are cached), or set {NO_WORKER_ENV} to wait longer")
+                next_look = time.monotonic() + _WORKERS_EVERY_S
+            time.sleep(_POLL_S)
     finally:
         client.cancel(futures)
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import check_choice, check_int, check_real
+from ..errors import check_choice, check_int, check_real, check_table_memory
 from .instances import RisingInstance
 
 FAMILIES = ("exponential", "rational", "arctangent")
@@ -270,6 +270,7 @@ def concave_instance(arms: list[ConcaveArm], H: int = 100_000, T_max: int | None
     """The RisingInstance of a list of :class:`ConcaveArm` (mean curves on n = 0..T_max, T_max = H by default)."""
     H = check_int("H", H, 1)
     T_max = H if T_max is None else check_int("T_max", T_max, 1)
+    check_table_memory("T_max", T_max, len(arms), T_max, copies=4)  # the curves, their stack, the copy, the prefix
     means = np.vstack([arm.curve(T_max, H) for arm in arms])
     return RisingInstance(means, [arm.name for arm in arms], noise)
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import as_float_array, check_int, check_real
+from ..errors import as_float_array, check_int, check_real, check_table_memory
 
 NOISE_MODELS = ("gaussian sigma >= 0", "bernoulli")
 
@@ -141,6 +141,7 @@ def ltf(a, b, T_max: int = 100_000, noise: float | str = 0.01, names=None) -> Ri
     if np.any(a < 0) or np.any(~np.isfinite(a)):
         raise ValueError(f"a={a.tolist()!r} is not allowed: slopes must be finite and >= 0")
     T_max = check_int("T_max", T_max, 1)
+    check_table_memory("a", a, a.size, T_max)  # names the slopes: their number K may be the size at fault
     n = np.arange(T_max + 1, dtype=float)
     means = np.minimum(b[:, None], a[:, None] * n[None, :])
     return RisingInstance(means, names, noise)
@@ -159,6 +160,7 @@ def ltf_saturating(b, c, T_max: int = 100_000, noise: float | str = 0.01, names=
     if np.any(c < 1):
         raise ValueError(f"c={c.tolist()!r} is not allowed: saturation counts must be integers >= 1")
     T_max = check_int("T_max", T_max, 1)
+    check_table_memory("b", b, b.size, T_max)
     n = np.arange(T_max + 1, dtype=float)
     a = b / c
     # The rising part a_i n for every n, then the plateau written over n >= c_i: the entries of
@@ -190,6 +192,7 @@ def ltf_random(rng: np.random.Generator, K: int | None = None, T_ref: int = 100_
     K = check_int("K", K, 2)
     T_ref = check_int("T_ref", T_ref, 20)
     T_max = T_ref if T_max is None else check_int("T_max", T_max, 1)
+    check_table_memory("K", K, K, T_max)
     b = rng.uniform(0.1, 1.0, size=K)
     t_sat = rng.uniform(0.05 * T_ref, T_ref, size=K)
     names = [f"ltf{i}" for i in range(K)]
@@ -212,6 +215,7 @@ def prop53(T: int, alpha: float, K: int = 2, noise: float | str = 0.0) -> Rising
     c2 = int(np.floor(alpha * T))
     if c2 < 1:
         raise ValueError(f"alpha={alpha!r} is not allowed with T={T}: floor(alpha T) must be >= 1")
+    check_table_memory("T", T, K, T)
     n = np.arange(T + 1, dtype=float)
     means = np.empty((K, T + 1))
     means[0] = 0.5
@@ -230,6 +234,7 @@ def figure1(T_max: int = 50_000, noise: float | str = 0.01) -> RisingInstance:
     T <= 15,257 and the late bloomer from T = 15,258 on (``switch_horizons`` finds it).
     """
     T_max = check_int("T_max", T_max, 2)
+    check_table_memory("T_max", T_max, 2, T_max, copies=5)  # early, late, their stack, the copy, the prefix sums
     n = np.arange(T_max + 1, dtype=float)
     early = 0.3 + 0.3 * (1.0 - np.exp(-n / 1500.0))
     late = 0.1 + 0.85 * (1.0 - np.exp(-n / 8000.0))

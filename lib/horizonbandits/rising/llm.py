@@ -53,9 +53,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import check_choice, check_int, check_real
+from ..errors import check_choice, check_int, check_real, check_table_memory
 from ..outputs import REPO_ROOT, atomic_write_text
 from .instances import RisingInstance
+from .loaders import read_csv_exactly
 
 SMOOTHING_MODES = ("trailing", "centered", "valid")
 COST_INDEX = ("checkpoint", "step")
@@ -73,9 +74,10 @@ def read_trajectories(source) -> pd.DataFrame:
     """Checkpoint evaluations as a DataFrame with columns arm (str), step (number >= 0), score.
 
     ``source``: a CSV path (lines starting with '#' are comments) or a DataFrame. Rows are sorted
-    by step within each arm; arms keep the order of their first appearance. Errors name the
-    problem: missing columns, non-numeric or non-finite values, a repeated (arm, step), fewer
-    than two arms.
+    by step within each arm; arms keep the order of their first appearance. A file is read as
+    written (``loaders.read_csv_exactly``: an arm named ``NA`` stays ``NA``, not merged with one
+    named ``nan``). Errors name the problem: an empty file, missing columns, an empty arm name,
+    non-numeric or non-finite values, a repeated (arm, step), fewer than two arms.
     """
     if isinstance(source, pd.DataFrame):
         df = source.copy()
@@ -85,13 +87,15 @@ def read_trajectories(source) -> pd.DataFrame:
         if not path.is_file():
             raise ValueError(f"trajectories={str(path)!r} is not allowed: "
                              "no such file (expected a CSV with columns arm, step, score)")
-        df = pd.read_csv(path, comment="#")
+        df = read_csv_exactly(path, "trajectories (columns arm, step, score)", comment="#")
         where = str(path)
     missing = [c for c in ("arm", "step", "score") if c not in df.columns]
     if missing:
         raise ValueError(f"{where} lacks column(s) {missing}: expected columns arm, step, score (found {list(df.columns)})")
     df = df[["arm", "step", "score"]].copy()
-    df["arm"] = df["arm"].astype(str)
+    df["arm"] = df["arm"].astype(str).str.strip()
+    if (df["arm"] == "").any():
+        raise ValueError(f"{where}: row {int(np.flatnonzero(df['arm'] == '')[0])} has no arm name: every row needs one")
     for col in ("step", "score"):
         values = pd.to_numeric(df[col], errors="coerce")
         bad = ~np.isfinite(values.to_numpy(dtype=float))
@@ -208,6 +212,7 @@ def replay_means(table, T_max: int, pulls_per_entry: float = 1.0) -> np.ndarray:
     the table at N / pulls_per_entry (linear interpolation, last value held); mu(0) = table[0]."""
     table = np.asarray(table, dtype=np.float64)
     T_max = check_int("T_max", T_max, 1)
+    check_table_memory("T_max", T_max, 1, T_max, copies=3)  # the counts, their positions, the means
     scale = check_real("pulls_per_entry", pulls_per_entry, 0.0, lo_open=True)
     counts = np.maximum(np.arange(T_max + 1) - 1, 0) / scale
     return np.interp(counts, np.arange(table.size, dtype=np.float64), table)

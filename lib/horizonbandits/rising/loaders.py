@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..errors import check_int
+from ..errors import check_int, check_table_memory
 
 
 def from_callables(funcs: Sequence[Callable], T_max: int, names=None, noise=0.01):
@@ -20,6 +20,7 @@ def from_callables(funcs: Sequence[Callable], T_max: int, names=None, noise=0.01
     funcs = list(funcs)
     if len(funcs) < 2:
         raise ValueError(f"funcs has {len(funcs)} function(s): at least 2 arms are needed")
+    check_table_memory("T_max", T_max, len(funcs), T_max, copies=4)
     n = np.arange(T_max + 1)
     rows = []
     for i, f in enumerate(funcs):
@@ -42,6 +43,49 @@ def from_callables(funcs: Sequence[Callable], T_max: int, names=None, noise=0.01
     return RisingInstance(np.vstack(rows), names=names, noise=noise)
 
 
+def read_csv_exactly(path, what: str, **options):
+    """A CSV file as a DataFrame of strings, every cell as written, or a one-line ValueError naming it.
+
+    pandas' defaults change what a file says: "NA", "nan", "null" or an empty cell become NaN (an
+    arm named NA vanished from a grouping, and arms "NA" and "nan" were merged), a header given
+    twice (``a,a``) is renamed ``a.1``. Here cells stay text (the caller converts the numeric
+    columns and names the first bad cell), and the header must name each column once."""
+    import csv
+
+    import pandas as pd
+    path = Path(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            lines = (line for line in fh if not (options.get("comment") and line.startswith(options["comment"])))
+            header = next(csv.reader(lines), None)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is not a readable CSV file ({_first_line(exc)})") from None
+    if not header:
+        raise ValueError(f"{path} is empty: expected a CSV file of {what} (a header row, then the rows)")
+    names = [h.strip() for h in header]
+    if "" in names:
+        raise ValueError(f"{path.name}: column {names.index('') + 1} of the header has no name")
+    twice = sorted({h for h in names if names.count(h) > 1})
+    if twice:
+        raise ValueError(f"{path.name}: the header names {', '.join(repr(h) for h in twice)} more than once: "
+                         "every column needs its own name")
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, **options)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path} is empty: expected a CSV file of {what} (a header row, then the rows)") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"{path} is not a readable CSV file ({_first_line(exc)})") from None
+    if len(df.columns) == len(names):
+        df.columns = names  # stripped, as the checks above saw them
+    return df
+
+
+def _numbers(column) -> np.ndarray:
+    """A column of text as floats; an empty or non-numeric cell is NaN (the callers name it)."""
+    import pandas as pd
+    return pd.to_numeric(column.str.strip(), errors="coerce").to_numpy(dtype=float)
+
+
 def from_csv(path, noise=0.01, names=None):
     """Read mean curves from a CSV file in one of two layouts:
 
@@ -49,48 +93,48 @@ def from_csv(path, noise=0.01, names=None):
     - wide: one column per arm (its header is the arm's name), row k holding mu(k); an optional
       column ``n`` gives the pull counts explicitly and must then run 0, 1, ..., T_max.
 
-    Gaps in n, missing or non-numeric values, and arms of different lengths are errors naming the
-    arm and the first offending n.
+    Every cell is read as written (``read_csv_exactly``): an arm named ``NA`` is an arm, an empty
+    arm name, a header naming a column twice, a pull count that is not a whole number, gaps in n,
+    missing or non-numeric values and arms of different lengths are errors naming the file, the arm
+    and the first offending n.
     """
-    import pandas as pd
     from .instances import RisingInstance
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"path={str(path)!r} is not a file")
-    try:
-        df = pd.read_csv(path)
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"{path} is empty: expected a CSV file of mean curves (a header row, then one row per n)") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path} is not a readable CSV file ({_first_line(exc)})") from None
+    df = read_csv_exactly(path, "mean curves")
     if len(df) == 0:
         raise ValueError(f"{path} has a header but no rows: expected one row per pull count n = 0..T_max")
-    cols = [c.strip().lower() for c in df.columns]
+    cols = [c.lower() for c in df.columns]
     if {"arm", "n", "mean"} <= set(cols):
         df.columns = cols
+        arms = df["arm"].str.strip()
+        if (arms == "").any():
+            raise ValueError(f"{path.name}: line {int(np.flatnonzero(arms == '')[0]) + 2} has no arm name: every row "
+                             "needs the name of its arm")
+        df = df.assign(arm=arms, n=_numbers(df["n"]), mean=_numbers(df["mean"]))
         curves, arm_names = [], []
         for arm, group in df.groupby("arm", sort=False):
-            group = group.sort_values("n")
-            n = pd.to_numeric(group["n"], errors="coerce").to_numpy()
-            mean = pd.to_numeric(group["mean"], errors="coerce").to_numpy(dtype=float)
-            _check_column(f"arm {arm!r}", n, mean)
+            group = group.sort_values("n", kind="stable")
+            n, mean = group["n"].to_numpy(), group["mean"].to_numpy(dtype=float)
+            _check_column(f"{path.name}: arm {arm!r}", n, mean)
             curves.append(mean)
             arm_names.append(str(arm))
     else:
         if "n" in cols:
-            n = pd.to_numeric(df.iloc[:, cols.index("n")], errors="coerce").to_numpy()
+            n = _numbers(df.iloc[:, cols.index("n")])
             df = df.drop(columns=df.columns[cols.index("n")])
         else:
             n = np.arange(len(df))
         curves, arm_names = [], []
         for col in df.columns:
-            mean = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+            mean = _numbers(df[col])
             last = np.flatnonzero(~np.isnan(mean))
             # A shorter arm shows as trailing empty cells: that is a ragged file, not a NaN value.
             if last.size and last[-1] < len(mean) - 1 and np.all(np.isnan(mean[last[-1] + 1:])):
                 raise ValueError(f"{path.name}: arm {col!r} has {last[-1] + 1} values but other arms have "
                                  f"{len(mean)}: every arm needs a mean for each n = 0..T_max")
-            _check_column(f"arm {col!r}", n, mean)
+            _check_column(f"{path.name}: arm {col!r}", n, mean)
             curves.append(mean)
             arm_names.append(str(col))
     lengths = {len(c) for c in curves}
@@ -101,12 +145,19 @@ def from_csv(path, noise=0.01, names=None):
 
 
 def read_npy(path) -> np.ndarray:
-    """``np.load(path)`` without pickles; a truncated or corrupt file is a one-line ValueError naming it."""
+    """``np.load(path)`` without pickles, as an array of numbers; a truncated or corrupt file, an
+    ``.npz`` archive, and an array of strings or records are each a one-line ValueError naming it."""
     try:
-        return np.load(path, allow_pickle=False)
+        array = np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise ValueError(f"{path} is not a readable .npy file ({_first_line(exc)}): "
                          f"replace it with a complete copy") from None
+    if not isinstance(array, np.ndarray):  # np.load opens an .npz archive as a mapping of arrays
+        array.close()
+        raise ValueError(f"{path} is an .npz archive, not an .npy array: save each curve with np.save")
+    if array.dtype.kind not in "biuf" or array.dtype.names is not None:
+        raise ValueError(f"{path} holds values of type {array.dtype} ({array.dtype.str}): expected numbers")
+    return array
 
 
 def _first_line(exc: BaseException) -> str:
@@ -115,8 +166,12 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _check_column(label: str, n: np.ndarray, mean: np.ndarray) -> None:
-    if np.any(np.isnan(n.astype(float))):
+    n = n.astype(float)
+    if np.any(np.isnan(n)):
         raise ValueError(f"{label}: a pull count n is missing or not a number")
+    fractional = np.flatnonzero(n != np.floor(n))
+    if fractional.size:  # astype(int64) truncated 1.5 and 2.7 to 1 and 2
+        raise ValueError(f"{label}: pull count n={n[fractional[0]]:g} is not a whole number")
     expected = np.arange(len(n))
     if not np.array_equal(n.astype(np.int64), expected):
         k = int(np.flatnonzero(n.astype(np.int64) != expected)[0])

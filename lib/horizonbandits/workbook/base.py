@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import difflib
+import errno
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -62,3 +64,37 @@ def readable(path: Path) -> Path:
 def unlink(*paths: Path) -> None:
     for path in paths:
         Path(path).unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------- a full disk
+
+_DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+_DISK_FULL_TEXTS = ("No space left on device", "Disk quota exceeded", "[Errno 28]", "[Errno 122]")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """An ``OSError`` saying the disk (or the user's quota) is full."""
+    return isinstance(exc, OSError) and exc.errno in _DISK_FULL_ERRNOS
+
+
+def mentions_disk_full(*texts) -> bool:
+    """Whether an error text (from a kernel's traceback or a worker's log) says the disk is full."""
+    return any(marker in str(text) for text in texts if text for marker in _DISK_FULL_TEXTS)
+
+
+def _size(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TB"
+
+
+def disk_full_text(folder: Path, shown: str | None = None) -> str:
+    """'the disk holding outputs/smoke ran out of space (4.0 KB free now, of 800.0 MB)'."""
+    try:
+        usage = shutil.disk_usage(folder)
+        room = f" ({_size(usage.free)} free now, of {_size(usage.total)})"
+    except OSError:
+        room = ""
+    return f"the disk holding {shown or folder} ran out of space{room}"

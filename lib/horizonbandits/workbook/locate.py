@@ -59,6 +59,12 @@ class Workbook:
         """The result cache of the library grids run by ``hb run`` (unless ``$HB_CACHE_DIR`` is set)."""
         return self.outputs_root / "cache"
 
+    @property
+    def catalogue_file(self) -> Path | None:
+        """The workbook's own claims catalogue (``<root>/catalogue.yaml``), None when it uses the package's."""
+        path = self.root / "catalogue.yaml"
+        return path if path.is_file() else None
+
     def notebook_path(self, name: str) -> Path:
         return self.notebooks_dir / f"{name}.ipynb"
 

@@ -36,8 +36,12 @@ def install_assets(profile_dir: Path) -> Path:
         return target
     staging = target.with_name(".mathjax.tmp")
     shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(mathjax_source(), staging)
-    (staging / ".version").write_text(version)
+    try:
+        shutil.copytree(mathjax_source(), staging)
+        (staging / ".version").write_text(version)
+    except BaseException:  # a full disk: give back what the partial copy took
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
     return target

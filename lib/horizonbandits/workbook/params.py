@@ -2,24 +2,30 @@
 
 - ``parameters_of``: the defaults of a notebook's ``parameters`` cell, parsed with ``ast`` (plain
   literal assignments only; nothing is executed).
-- ``load_overrides`` / ``check_overrides``: ``params/<profile>/<name>.yaml`` checked key by key
-  against those defaults: the type of each value, the type of each element of a list (and of each
-  value of a dict), and the policy names in ``policies``-like keys against the library's registries.
+- ``load_overrides`` (``paramfile``) / ``check_overrides``: ``params/<profile>/<name>.yaml`` read as
+  safe, bounded YAML and checked key by key against those defaults: every value a plain literal
+  (``literals``: nothing papermill could write into the injected cell as code), the type of each
+  value at every depth of its lists and mappings, the hyperparameters in ``policy_params``-like
+  mappings and the generator options against the library's own signatures, and the policy names in
+  ``policies``-like keys against the library's registries.
 - ``plan_run``: every selected notebook and its file checked, plus the profile's folder checked for
   files that belong to no notebook; every problem is one line, all reported together.
 """
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
-import re
+import inspect
 from dataclasses import dataclass
-from pathlib import Path
 
-import yaml
-
-from .base import PROFILES, ValidationError, WorkbookError, did_you_mean, one_line
+from .base import PROFILES, ValidationError, WorkbookError, did_you_mean
+from .literals import Budget, literal_problem, short
 from .locate import Workbook, read_notebook, title_and_description
+from .paramfile import load_overrides
+
+__all__ = ["Plan", "check_overrides", "check_policy_names", "load_overrides", "parameters_cells", "parameters_of",
+           "plan_run", "policy_registries", "stray_parameter_files"]
 
 # (label, module, attribute) of the policy registries a ``policies`` parameter may draw from.
 POLICY_REGISTRIES = (("rising", "horizonbandits.rising", "POLICIES"),
@@ -66,53 +72,7 @@ def parameters_of(nb, where: str) -> dict:
     return values
 
 
-# --------------------------------------------------------------------------- parameter files
-
-
-class _ParamsLoader(yaml.SafeLoader):
-    """Safe YAML with two fixes for parameter files: ``1e-3`` is a float (YAML 1.1 reads it as a
-    string) and a key given twice is an error instead of silently keeping the last value."""
-
-
-_ParamsLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
-    list("-+0123456789."))
-
-
-def _construct_mapping(loader, node, deep=False):
-    seen = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(None, None, f"key {key!r} is given twice",
-                                                    key_node.start_mark)
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_ParamsLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def load_overrides(path: Path, where: str | None = None) -> dict:
-    """The mapping in a parameter file; a missing file or an empty one means no overrides."""
-    where = where or str(path)
-    if not path.exists():
-        return {}
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_ParamsLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        raise WorkbookError(f"{where}{line}: invalid YAML: {exc.problem or exc.context}") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise WorkbookError(f"{where}: invalid YAML: {one_line(exc)}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise WorkbookError(f"{where}: expected a mapping of parameter names to values, "
-                            f"got {_type_name(data)}")
-    return data
+# --------------------------------------------------------------------------- values against the defaults
 
 
 def _type_name(value) -> str:
@@ -130,8 +90,8 @@ def _expected_name(default) -> str:
 
 def _type_matches(default, value) -> bool:
     """Whether a parameter file's ``value`` may replace the cell's literal ``default`` (the outer
-    type only; the elements of lists and dicts are checked by ``_element_problem``)."""
-    if default is None:  # None in the cell: any type
+    type only; what lists and mappings hold is checked by ``_value_problem``)."""
+    if default is None:  # None in the cell: any plain literal (``literal_problem`` has checked it)
         return True
     if isinstance(default, bool):
         return isinstance(value, bool)
@@ -144,28 +104,142 @@ def _type_matches(default, value) -> bool:
     return type(value) is type(default)
 
 
-def _fits(template, value) -> bool:
-    """``value`` may stand where the cell has ``template``, elements of nested lists included."""
-    return _type_matches(template, value) and _element_problem(template, value, top=False) is None
+def _value_problem(default, value, top: bool = True) -> str | None:
+    """Why ``value`` cannot stand where the cell has ``default`` (None when it can), at every depth.
+
+    A list's elements must each fit one of the default's elements (an empty default says nothing
+    about them). A mapping's key that the default has is checked against the default's value for it;
+    at the parameter's own level a key it does not have must fit one of its values; deeper, new keys
+    are free (a policy's hyperparameters differ from policy to policy: ``_schema_problems`` checks
+    those against the policy itself)."""
+    if not _type_matches(default, value):
+        return (f"expects {_expected_name(default)} (the notebook's default is {short(default)}), got "
+                f"{_type_name(value)} {short(value)}")
+    if isinstance(default, (list, tuple)) and default:
+        kinds = " or ".join(sorted({_expected_name(t) for t in default}))
+        for position, item in enumerate(value):
+            if not any(_value_problem(t, item, top=False) is None for t in default):
+                return (f"expects a list of {kinds} (the notebook's default is {short(default)}), got "
+                        f"{short(item)} ({_type_name(item)}) at position {position}")
+    elif isinstance(default, dict) and default:
+        kinds = " or ".join(sorted({_expected_name(t) for t in default.values()}))
+        for key, item in value.items():
+            if key in default:
+                inner = _value_problem(default[key], item, top=False)
+                if inner is not None:
+                    return f"for {key!r} {inner}"
+            elif top and not any(_value_problem(t, item, top=False) is None for t in default.values()):
+                return (f"expects a mapping to {kinds} (the notebook's default is {short(default)}), got "
+                        f"{short(item)} ({_type_name(item)}) for {key!r}")
+    return None
 
 
-def _element_problem(default, value, top: bool = True) -> str | None:
-    """Why an element of the list (or a value of the dict) ``value`` does not fit the elements of
-    the cell's ``default``; None when every element fits one of the default's elements. An empty
-    default says nothing about its elements, so anything is accepted. Dicts are checked one level
-    deep only: their inner mappings (a policy's hyperparameters) legitimately differ in keys and types."""
-    if isinstance(default, (list, tuple)) and default and isinstance(value, (list, tuple)):
-        templates, items, what = list(default), list(enumerate(value)), "a list of"
-    elif top and isinstance(default, dict) and default and isinstance(value, dict):
-        templates, items, what = list(default.values()), list(value.items()), "a mapping to"
-    else:
+# --------------------------------------------------------------------------- mappings of keywords
+
+# Mapping parameters whose keys an empty default ({} in the cell) cannot show, by name: what they hold.
+# ``policy_params`` and ``*_policy_params`` (policy name -> its hyperparameters) are found by name too.
+# the hyperparameters of one policy, without those the notebook sets itself (window_ablation sweeps eps)
+POLICY_OF_MAPPING = {"cure_params": ("CURE-UCB", ("eps",))}
+KEYWORDS_OF_MAPPING = {  # keyword arguments of the functions the notebook hands the mapping to
+    "generator_options": (("horizonbandits.rising.instances", "ltf_random"),
+                          ("horizonbandits.rising.generators", "concave_arm_specs"))}
+SET_BY_THE_NOTEBOOK = {"rng", "T_ref", "H", "noise", "T_max"}  # ``instance_set`` passes these itself
+NUMBERS_OF_MAPPING = {"costs"}  # name -> a number (an arm's cost coefficient)
+
+_ANNOTATION_TYPES = {"float": (int, float), "int": (int,), "bool": (bool,), "str": (str,), "None": (type(None),),
+                     "list": (list,), "tuple": (list,), "Sequence": (list,), "dict": (dict,), "Mapping": (dict,)}
+
+
+class _Keyword:
+    """What one keyword takes: its annotation's types, else its default's type (None: anything plain)."""
+
+    def __init__(self, annotation, default):
+        self.types, self.default = None, default
+        if isinstance(annotation, str) and annotation:
+            kinds = [part.strip().split("[")[0] for part in annotation.split("|")]
+            if all(k in _ANNOTATION_TYPES for k in kinds):
+                self.types = tuple(t for k in kinds for t in _ANNOTATION_TYPES[k])
+                self.text = " or ".join(kinds)
+
+    def problem(self, value) -> str | None:
+        if self.types is not None:
+            if isinstance(value, bool) and bool not in self.types:
+                return f"expects {self.text}, got bool {value!r}"
+            if not isinstance(value, self.types):
+                return f"expects {self.text}, got {_type_name(value)} {short(value)}"
+            return None
+        if self.default is None or self.default is inspect.Parameter.empty:
+            return None
+        return _value_problem(self.default, value, top=False)
+
+
+def _keywords_of(function) -> dict[str, _Keyword]:
+    return {p.name: _Keyword(p.annotation, p.default) for p in inspect.signature(function).parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def _policy_class(name: str):
+    for _, module, attribute in POLICY_REGISTRIES:
+        try:
+            registry = getattr(importlib.import_module(module), attribute)
+        except (ImportError, AttributeError):
+            continue
+        if name in registry:
+            return registry[name]
+    return None
+
+
+def _hyperparameters(name: str) -> dict[str, _Keyword] | None:
+    """The hyperparameters of the registered policy ``name`` (its dataclass fields), None if unknown."""
+    cls = _policy_class(name)
+    if cls is None or not dataclasses.is_dataclass(cls):
         return None
-    kinds = " or ".join(sorted({_expected_name(t) for t in templates}))
-    for position, item in items:
-        if not any(_fits(t, item) for t in templates):
-            at = f"at position {position}" if what == "a list of" else f"for {position!r}"
-            return f"expects {what} {kinds} (the notebook's default is {default!r}), got {item!r} " \
-                   f"({_type_name(item)}) {at}"
+    return {f.name: _Keyword(f.type if isinstance(f.type, str) else getattr(f.type, "__name__", ""),
+                             None if f.default is dataclasses.MISSING else f.default)
+            for f in dataclasses.fields(cls)}
+
+
+def _keyword_problem(keywords: dict[str, _Keyword], mapping: dict, what: str) -> str | None:
+    for key, value in mapping.items():
+        if key not in keywords:
+            valid = ", ".join(keywords) or "(none)"
+            return f"has {key!r}, which is not {what}{did_you_mean(key, keywords)}; valid: {valid}"
+        inner = keywords[key].problem(value)
+        if inner is not None:
+            return f"for {key!r} {inner}"
+    return None
+
+
+def _schema_problems(key: str, value, defaults: dict) -> str | None:
+    """What the mapping parameter ``key`` holds, checked against the library (see the tables above)."""
+    if not isinstance(value, dict):
+        return None
+    if _is_policy_key(key, defaults[key]) == "mapping":
+        for policy, params in value.items():
+            keywords = _hyperparameters(policy)
+            if keywords is None:  # an unknown name: check_policy_names says so
+                continue
+            if not isinstance(params, dict):
+                return f"for {policy!r} expects a mapping of its hyperparameters, got {_type_name(params)} {short(params)}"
+            inner = _keyword_problem(keywords, params, f"a hyperparameter of {policy}")
+            if inner is not None:
+                return f"for {policy!r} {inner}"
+    elif key in POLICY_OF_MAPPING:
+        policy, swept = POLICY_OF_MAPPING[key]
+        keywords = _hyperparameters(policy) or {}
+        return _keyword_problem({k: v for k, v in keywords.items() if k not in swept}, value,
+                                f"a hyperparameter of {policy} the notebook lets you set")
+    elif key in KEYWORDS_OF_MAPPING:
+        keywords: dict[str, _Keyword] = {}
+        for module, name in KEYWORDS_OF_MAPPING[key]:
+            keywords.update(_keywords_of(getattr(importlib.import_module(module), name)))
+        keywords = {k: v for k, v in keywords.items() if k not in SET_BY_THE_NOTEBOOK}
+        return _keyword_problem(keywords, value, "an option of the instance generators")
+    elif key in NUMBERS_OF_MAPPING:
+        number = _Keyword("float", None)
+        for name, item in value.items():
+            if (inner := number.problem(item)) is not None:
+                return f"for {name!r} {inner}"
     return None
 
 
@@ -229,7 +303,7 @@ def check_policy_names(overrides: dict, defaults: dict, where: str, registries=N
             continue
         for name in _policy_names(kind, overrides[key]):
             if name not in valid:
-                problems.append(f"{where}: key {key!r} names unknown policy {name!r}{did_you_mean(str(name), valid)}; "
+                problems.append(f"{where}: key {key!r} names unknown policy {short(name)}{did_you_mean(str(name), valid)}; "
                                 f"valid policies: {', '.join(valid)}")
     return problems
 
@@ -237,24 +311,31 @@ def check_policy_names(overrides: dict, defaults: dict, where: str, registries=N
 def check_overrides(overrides: dict, defaults: dict, where: str, registries=None) -> tuple[dict, list[str]]:
     """Check every key of ``overrides`` against the parameters cell ``defaults``.
 
-    Returns the merged parameters (defaults updated by the overrides, ints promoted to float where
-    the cell holds a float) and the list of one-line problems."""
+    Each value must first be a plain literal within bounds (``literals``: anything else could change
+    the injected cell's code), then fit the cell's default at every depth, then, for the mappings of
+    policy hyperparameters and generator options, fit what the library takes. Returns the merged
+    parameters (defaults updated by the overrides, ints promoted to float where the cell holds a
+    float) and the list of one-line problems."""
     problems: list[str] = []
     settable = sorted(k for k in defaults if k != "output_dir")
     valid = ", ".join(settable) if settable else "(none)"
     merged = dict(defaults)
+    budget = Budget()
     for key, value in overrides.items():
         if not isinstance(key, str):
-            problems.append(f"{where}: key {key!r} is not a parameter name; valid keys: {valid}")
+            problems.append(f"{where}: key {short(key)} is not a parameter name; valid keys: {valid}")
         elif key == "output_dir":
             problems.append(f"{where}: key 'output_dir' is set by hb run; remove it from the file")
         elif key not in defaults:
-            problems.append(f"{where}: unknown key {key!r}{did_you_mean(key, settable)}; valid keys: {valid}")
-        elif not _type_matches(defaults[key], value):
-            problems.append(f"{where}: key {key!r} expects {_expected_name(defaults[key])} (the notebook's default is "
-                            f"{defaults[key]!r}), got {_type_name(value)} {value!r}")
-        elif (element := _element_problem(defaults[key], value)) is not None:
-            problems.append(f"{where}: key {key!r} {element}")
+            problems.append(f"{where}: unknown key {short(key)}{did_you_mean(key, settable)}; valid keys: {valid}")
+        elif (bad := literal_problem(value, budget)) is not None:
+            problems.append(f"{where}: key {key!r} {bad}")
+            if budget.left < 0:  # the rest of the file is not looked at: it could be as large
+                break
+        elif (wrong := _value_problem(defaults[key], value)) is not None:
+            problems.append(f"{where}: key {key!r} {wrong}")
+        elif (wrong := _schema_problems(key, value, defaults)) is not None:
+            problems.append(f"{where}: key {key!r} {wrong}")
         else:
             merged[key] = float(value) if isinstance(defaults[key], float) else value
     if not problems:

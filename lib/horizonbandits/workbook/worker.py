@@ -12,11 +12,25 @@ import os
 import pickle
 import sys
 
+from .base import is_disk_full
 from .execute import execute_notebook, stop_with_parent
 from ..outputs import atomic_write
 
+# The status of a worker that could not write for want of space (its result included): ``hb run``
+# reports the disk as full instead of "ended without a result" (the log may be empty, for the same reason).
+EXIT_DISK_FULL = 28
+
 
 def main(argv: list[str]) -> int:
+    try:
+        return _main(argv)
+    except OSError as exc:
+        if is_disk_full(exc):
+            os._exit(EXIT_DISK_FULL)
+        raise
+
+
+def _main(argv: list[str]) -> int:
     task_path, result_path, parent_pid = argv[0], argv[1], int(argv[2])
     stop_with_parent(parent_pid)
     with open(task_path, "rb") as fh:
