@@ -10,13 +10,16 @@ import io
 import json
 import os
 import re
+import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from conftest import free_port
 from horizonbandits import cli
 
 
@@ -247,10 +250,13 @@ def test_check_shows_the_cache_and_the_cluster(fixture_workbook, capsys, monkeyp
     assert code == 0 and f"kernels get HB_CACHE_DIR={tmp_path / 'o' / 'cache'} (grids run on this machine)" in out
     monkeypatch.setenv("HB_CACHE_DIR", str(tmp_path / "mine"))
     monkeypatch.setenv("HB_DASK_ADDRESS", "tcp://10.0.0.1:8786")
+    asked = []
+    monkeypatch.setattr(cli.wbk, "check_scheduler", lambda address: asked.append(address) or 3)  # tests/test_cluster_faults.py
     code, out, _ = hb(capsys, "--root", fixture_workbook, "run", "--check")
     assert f"HB_CACHE_DIR={tmp_path / 'mine'} and HB_DASK_ADDRESS=tcp://10.0.0.1:8786" in out
     code, out, _ = hb(capsys, "--root", fixture_workbook, "run", "--check", "--cluster", "tcp://h:1")
-    assert "HB_DASK_ADDRESS=tcp://h:1 (grids run on that dask cluster)" in out
+    assert "HB_DASK_ADDRESS=tcp://h:1 (grids run on that dask cluster, 3 worker(s) now)" in out
+    assert asked == ["tcp://10.0.0.1:8786", "tcp://h:1"]  # --check asks the scheduler too
     code, _, err = hb(capsys, "--root", fixture_workbook, "run", "--check", "--cluster", "tcp://h :1")
     assert code == 2 and "--cluster='tcp://h :1' is not allowed" in err
 
@@ -262,6 +268,71 @@ def test_claims_of_a_profile_not_run(fixture_workbook, capsys, tmp_path):
     assert code == 2 and error_lines(err) == [
         f"hb: error: no claims for the paper profile: {tmp_path / 'o' / 'paper' / 'claims.csv'} does not exist; run "
         "hb run --profile paper first"]
+
+
+def _ledger_file(path, rows):
+    from horizonbandits import claims
+    frame = pd_frame([{c: "" for c in claims.COLUMNS} | r for r in rows], claims.COLUMNS)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+    return path
+
+
+def pd_frame(rows, columns):
+    import pandas as pd
+    return pd.DataFrame(rows, columns=columns)
+
+
+def test_claims_diff_against_a_profile_or_a_file(fixture_workbook, capsys, tmp_path):
+    out_root = tmp_path / "o"
+    base = {"paper": "A", "kind": "test", "where": "w", "statement": "s", "notebook": "alpha_demo"}
+    _ledger_file(out_root / "default" / "claims.csv", [
+        base | {"claim_id": "A-one", "verdict": "inconclusive", "ours": "93% [83%, 100%]"},
+        base | {"claim_id": "A-two", "verdict": "reproduced", "ours": "1", "kind": "illustration"}])
+    old = tmp_path / "old_claims.csv"
+    pd_frame([{"claim_id": "A-one", "verdict": "partly", "ours": "93%"},
+              {"claim_id": "A-gone", "verdict": "reproduced", "ours": "x"}], ["claim_id", "verdict", "ours"]).to_csv(
+        old, index=False)
+    code, out, err = hb(capsys, "--root", fixture_workbook, "--outputs", out_root, "claims", "--diff", str(old))
+    assert code == 0 and err == ""
+    assert "A-one" in out and "verdict: partly -> inconclusive" in out and "ours: 93% -> 93% [83%, 100%]" in out
+    assert "added: - -> illustration: reproduced" in out and "removed: : reproduced -> -" in out
+    code, out, _ = hb(capsys, "--root", fixture_workbook, "--outputs", out_root, "claims", "--diff", "default")
+    assert code == 0 and out.strip() == "no claim changed from default to default"
+    code, _, err = hb(capsys, "--root", fixture_workbook, "--outputs", out_root, "claims", "--diff", "nowhere.csv")
+    assert code == 2 and "neither a profile" in err
+
+
+def test_claims_print_no_terminal_escapes(fixture_workbook, capsys, tmp_path):
+    out_root = tmp_path / "o"
+    _ledger_file(out_root / "default" / "claims.csv", [
+        {"claim_id": "A-one", "paper": "A", "kind": "test", "verdict": "reproduced", "ours": "\x1b[2J\x1b[31mred",
+         "notebook": "alpha_demo"}])
+    code, out, _ = hb(capsys, "--root", fixture_workbook, "--outputs", out_root, "claims")
+    assert code == 0 and "\x1b" not in out and "?[2J?[31mred" in out
+
+
+@pytest.mark.parametrize("edit, word", [(lambda rows: rows[:7], "fields"), (lambda rows: ["C" if v == "A" else v for v in rows],
+                                                                            "unknown paper")])
+def test_claims_refuse_a_damaged_ledger(fixture_workbook, capsys, tmp_path, edit, word):
+    import csv as csv_mod
+    out_root = tmp_path / "o"
+    path = _ledger_file(out_root / "default" / "claims.csv", [
+        {"claim_id": "A-one", "paper": "A", "kind": "test", "verdict": "reproduced", "notebook": "alpha_demo"}])
+    rows = list(csv_mod.reader(path.open()))
+    with path.open("w", newline="") as fh:
+        csv_mod.writer(fh).writerows([rows[0], edit(rows[1])])
+    code, _, err = hb(capsys, "--root", fixture_workbook, "--outputs", out_root, "claims")
+    assert code == 2 and len(error_lines(err)) == 1 and word in err
+
+
+def test_an_uncatalogued_claim_fails_its_notebook_in_one_line(fixture_workbook, hb_subprocess):
+    catalogue = fixture_workbook / "catalogue.yaml"
+    catalogue.write_text(catalogue.read_text().split("B-fixture-untestable:")[0])
+    proc = hb_subprocess("--root", fixture_workbook, "run", "--profile", "smoke", "--only", "alpha_demo")
+    assert proc.returncode == 1
+    assert ("alpha_demo: ClaimsError: claim 'B-fixture-untestable' recorded by alpha_demo is not in the catalogue "
+            "(catalogue.yaml); add an entry there first") in proc.stdout
 
 
 def test_only_validates_the_selected_notebooks(fixture_workbook, capsys):
@@ -310,16 +381,33 @@ def test_fetch_imdb_without_loader_is_one_line(fixture_workbook, capsys, monkeyp
 
 # ----------------------------------------------------------------------------- real runs (kernels)
 
-CLUSTER = "tcp://127.0.0.1:8786"
+CLUSTER = f"tcp://127.0.0.1:{free_port()}"
 
 
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory, hb_subprocess, copy_workbook):
     """All three fixture notebooks with the smoke profile, two at a time: alpha_demo succeeds,
     beta_range hits a library ValueError, gamma_crash divides by zero. ``--cluster`` names a
-    scheduler that no fixture notebook contacts: the run only passes the address on."""
+    scheduler without workers (hb run checks that one answers) that no fixture notebook contacts:
+    the run only passes the address on."""
     root = copy_workbook(tmp_path_factory.mktemp("run") / "workbook")
-    proc = hb_subprocess("--root", root, "run", "--profile", "smoke", "--jobs", "2", "--cluster", CLUSTER)
+    env = {k: v for k, v in os.environ.items() if k != "HB_DASK_ADDRESS"}
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                  "--port", CLUSTER.rsplit(":", 1)[1], "--no-dashboard"], env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                cli.wbk.check_scheduler(CLUSTER, timeout=5)
+                break
+            except cli.wbk.WorkbookError:
+                assert time.monotonic() < deadline, "the test's dask scheduler did not start"
+                time.sleep(0.5)
+        proc = hb_subprocess("--root", root, "run", "--profile", "smoke", "--jobs", "2", "--cluster", CLUSTER)
+    finally:
+        scheduler.kill()
+        scheduler.wait(timeout=30)
     profile_dir = root / "outputs" / "smoke"
     manifest = json.loads((profile_dir / "manifest.json").read_text())
     return types.SimpleNamespace(root=root, proc=proc, dir=profile_dir, manifest=manifest,
@@ -446,11 +534,13 @@ def test_the_ledger(smoke_run):
     assert ledger[["claim_id", "verdict", "notebook", "profile"]].values.tolist() == [
         ["A-fixture-line-end", "reproduced", "alpha_demo", "smoke"],
         ["B-fixture-untestable", "not testable", "alpha_demo", "smoke"]]
-    assert ledger["ours"].tolist()[0] == "6" and ledger["depends_on"].tolist()[0] == "slope"
+    assert ledger["ours"].tolist()[0] == "6" and ledger["settings"].tolist()[0] == "slope = 2"
+    assert ledger["kind"].tolist() == ["test", "test"] and ledger["rule"].tolist()[0] == "exact check (no sampling)"
     page = (smoke_run.dir / "index.html").read_text()
     section = page.split('<section id="claims">')[1].split("</section>")[0]
-    assert page.index('<section id="claims">') < page.index('<table class="summary">')  # the ledger comes first
-    assert "1 reproduced, 0 partly, 0 not reproduced, 1 not testable" in section
+    # the contents list first, then the ledger, then the notebooks' sections
+    assert page.index('<nav id="contents">') < page.index('<section id="claims">') < page.index('<section class="nb"')
+    assert "paper A: 1 reproduced &middot; paper B: 1 not testable" in section
     assert section.count('<a href="html/alpha_demo.html">alpha_demo</a>') == 2
 
 
@@ -458,7 +548,9 @@ def test_hb_claims_prints_the_ledger(smoke_run, capsys):
     code, out, err = hb(capsys, "--root", smoke_run.root, "claims", "--profile", "smoke")
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0] == "paper A" and lines[-1] == "smoke: 2 claim(s): 1 reproduced, 0 partly, 0 not reproduced, 1 not testable"
+    assert lines[0] == "paper A: Tests of the papers' claims"
+    assert lines[-3:] == ["smoke: paper A tests: 1 reproduced", "smoke: paper B tests: 1 not testable",
+                          "smoke: 2 claim(s) in all: 1 reproduced, 1 not testable"]
     assert lines[1].split()[:2] == ["A-fixture-line-end", "reproduced"] and "[alpha_demo]" in lines[1]
     assert any(line.split()[:3] == ["B-fixture-untestable", "not", "testable"] for line in lines)
 
@@ -479,6 +571,8 @@ def copy_and_rerun(smoke_run, hb_subprocess):
 def test_hb_new_end_to_end(smoke_run, copy_and_rerun):
     assert copy_and_rerun.new.returncode == 0, copy_and_rerun.new.stderr
     assert "delta_copy" in copy_and_rerun.listed.split()
+    listed = next(line for line in copy_and_rerun.listed.splitlines() if "delta_copy" in line)
+    assert "A copy of `alpha_demo`: replace this line" in listed  # a placeholder, not the source's description
     assert copy_and_rerun.rerun.returncode == 0, copy_and_rerun.rerun.stdout + copy_and_rerun.rerun.stderr
     assert (smoke_run.dir / "figures" / "delta_copy_line.png").is_file()  # its own figure names
     entry = copy_and_rerun.manifest["notebooks"]["delta_copy"]
@@ -498,7 +592,10 @@ def test_only_merges_the_ledger(smoke_run, copy_and_rerun):
     from horizonbandits import claims
     ledger = claims.read(smoke_run.dir / "claims.csv")
     assert ledger.groupby("notebook").size().to_dict() == {"alpha_demo": 2, "delta_copy": 2}
-    assert "2 reproduced, 0 partly, 0 not reproduced, 2 not testable" in (smoke_run.dir / "index.html").read_text()
+    copy = ledger[ledger["notebook"] == "delta_copy"]
+    assert sorted(copy["claim_id"]) == ["delta_copy.A-fixture-line-end", "delta_copy.B-fixture-untestable"]
+    assert set(copy["kind"]) == {"ours"}  # a copy is not a test of the paper: the tallies stay the same
+    assert "paper A: 1 reproduced &middot; paper B: 1 not testable" in (smoke_run.dir / "index.html").read_text()
 
 
 def test_jobs_do_not_change_results(smoke_run, copy_and_rerun):

@@ -139,12 +139,11 @@ def test_bad_yaml_is_one_line(tmp_path, text, fragment):
 
 # ----------------------------------------------------------------------------- failures and ownership
 
-def test_owner_is_longest_name_prefix():
-    names = ["regret", "regret_curves", "other"]
-    assert wbk.owner_of("regret_curves_fig1", names) == "regret_curves"
-    assert wbk.owner_of("regret_fig1", names) == "regret"
-    assert wbk.owner_of("regret", names) == "regret"
-    assert wbk.owner_of("regretful", names) is None
+def test_owner_is_the_notebook_whose_last_run_wrote_the_file():
+    records = {"regret": ["figures/regret_curves_fig1.png"], "regret_curves": ["figures/regret_curves.png"]}
+    assert wbk.owner_of("figures/regret_curves_fig1.png", records) == "regret"  # not the longest prefix
+    assert wbk.owner_of("figures/regret_curves.png", records) == "regret_curves"
+    assert wbk.owner_of("figures/regretful.png", records) is None
 
 
 def test_library_value_error_detected_from_innermost_frame():
@@ -180,7 +179,11 @@ def test_index_groups_figures_and_escapes(fixture_workbook, tmp_path):
                 "packages": {"numpy": "1"}, "python": "3",
                 "notebooks": {"alpha_demo": {"title": "Alpha <demo>", "status": "ok", "wall_time_s": 1.25,
                                              "html": "html/alpha_demo.html", "executed": "notebooks/alpha_demo.ipynb",
-                                             "parameters": {"n": 1}}}}
+                                             "parameters": {"n": 1},
+                                             "outputs": ["figures/alpha_demo_line.png", "figures/alpha_demo_line.pdf",
+                                                         "tables/alpha_demo_values.csv"]},
+                              # an entry of a manifest written before "outputs": its figures list still places them
+                              "beta_range": {"status": "ok", "figures": ["figures/beta_range_bars.png"]}}}
     page = wbk.render_index(wb, manifest, wb.notebooks())
     assert "Alpha &lt;demo&gt;" in page and "<demo>" not in page
     assert 'href="html/alpha_demo.html"' in page and "1.2 s" in page
@@ -231,9 +234,10 @@ def test_new_notebook_copies_strips_and_renames(fixture_workbook):
         "params/paper/my_lines.yaml"]
     copy = nbformat.read(wb.notebook_path("my_lines"), as_version=4)
     assert copy.cells[0].source.splitlines()[0] == "# My lines"
-    assert wb.info("my_lines").description == wb.info("alpha_demo").description
+    assert wb.info("my_lines").description == wbk.placeholder_description("alpha_demo")  # the author writes one
+    assert wb.info("alpha_demo").description in copy.cells[0].source  # the source's text stays for reference
     assert all(c.outputs == [] and c.execution_count is None for c in copy.cells if c.cell_type == "code")
-    code = "\n".join(c.source for c in copy.cells)
+    code = "\n".join(c.source for c in copy.cells if c.cell_type == "code")
     assert '"my_lines_line.png"' in code and "alpha_demo" not in code
     assert wb.params_path("smoke", "my_lines").read_text() == wb.params_path("smoke", "alpha_demo").read_text()
     assert "my_lines" in wb.names()
@@ -248,8 +252,13 @@ def test_new_notebook_writes_empty_params_where_source_has_none(fixture_workbook
 
 
 @pytest.mark.parametrize("name, source, fragment", [
-    ("Bad-Name", "alpha_demo", "is not allowed: expected lowercase letters"),
+    ("Bad-Name", "alpha_demo", "is not allowed: expected at most 64 lowercase letters"),
     ("1abc", "alpha_demo", "is not allowed"),
+    ("fresh\n", "alpha_demo", "'fresh\\n' is not allowed"),  # the pattern's $ matched before the newline
+    ("a" * 301, "alpha_demo", "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' is not allowed: expected at most 64"),
+    ("alpha_demo_line", "beta_range", "'alpha_demo_line' starts with 'alpha_demo_', the prefix of notebook "
+                                      "'alpha_demo''s files"),
+    ("alpha", "beta_range", "'alpha_demo' starts with 'alpha_', the prefix of notebook 'alpha''s files"),
     ("fresh", "alpha_dem", "unknown notebook 'alpha_dem' (did you mean 'alpha_demo'?); valid names: alpha_demo, "
                            "beta_range, gamma_crash"),
     ("beta_range", "alpha_demo", "notebooks/beta_range.ipynb already exists"),
@@ -280,7 +289,8 @@ def test_new_notebook_refuses_stray_params_file(fixture_workbook):
     ("horizons", [10, True], "got True (bool) at position 1"),
     ("weights", [1, "a"], "key 'weights' expects a list of float (or int)"),
     ("grid", [[1, 2], [3, "x"]], "key 'grid' expects a list of list"),
-    ("params", {"CURE-UCB": 3}, "key 'params' expects a mapping to dict"),
+    ("params", {"CURE-UCB": 3}, "key 'params' for 'CURE-UCB' expects dict (the notebook's default is {'eps': 0.5})"),
+    ("params", {"SW-UCB": 3}, "key 'params' expects a mapping to dict"),
 ])
 def test_list_and_mapping_elements_are_checked(key, value, fragment):
     defaults = dict(DEFAULTS, weights=[0.5], grid=[[1, 2]], params={"CURE-UCB": {"eps": 0.5}})
@@ -327,7 +337,8 @@ def test_the_real_registries_hold_the_notebooks_policies():
 
 def test_adopt_replaces_owned_files_only_on_success(tmp_path):
     profile = tmp_path / "smoke"
-    names = ["alpha", "alpha_two", "beta"]
+    records = {"alpha": ["figures/alpha_old.png", "figures/alpha_keep.png", "claims/alpha.csv"],
+               "alpha_two": ["figures/alpha_two_x.png"], "beta": ["figures/beta_y.png"]}
     old = {"figures/alpha_old.png": b"old", "figures/alpha_keep.png": b"old-keep", "figures/alpha_two_x.png": b"two",
            "figures/beta_y.png": b"beta", "claims/alpha.csv": b"old claims", "notebooks/alpha.ipynb": b"{}",
            "html/alpha.html": b"old page"}
@@ -346,14 +357,15 @@ def test_adopt_replaces_owned_files_only_on_success(tmp_path):
         return task
 
     failed = wbk.adopt_outputs(staged_task({"figures/alpha_keep.png": b"partial"}),
-                               wbk.Result("alpha", "failed", 1.0, "t"), names)
+                               wbk.Result("alpha", "failed", 1.0, "t"), records)
     assert {rel: (profile / rel).read_bytes() for rel in old} == old  # nothing replaced
     assert failed.executed == "failed/alpha.ipynb" and failed.html == "failed/alpha.html"
     assert not (profile / ".running" / "alpha").exists()
 
     ok = wbk.adopt_outputs(staged_task({"figures/alpha_keep.png": b"new", "tables/alpha_t.csv": b"t"}),
-                           wbk.Result("alpha", "ok", 1.0, "t"), names)
+                           wbk.Result("alpha", "ok", 1.0, "t"), records)
     assert ok.executed == "notebooks/alpha.ipynb" and ok.html == "html/alpha.html"
+    assert ok.outputs == ["figures/alpha_keep.png", "tables/alpha_t.csv"]
     assert (profile / "figures" / "alpha_keep.png").read_bytes() == b"new"
     assert (profile / "tables" / "alpha_t.csv").read_bytes() == b"t"
     assert not (profile / "figures" / "alpha_old.png").exists()  # the previous run's, not rewritten

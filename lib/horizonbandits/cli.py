@@ -4,6 +4,7 @@
     hb run --profile smoke [--only NAME ...]  execute notebooks into outputs/<profile>/
     hb claims [--profile P]                   the papers' claims checked by the last runs
     hb new NAME --from NOTEBOOK               start a notebook from an existing one
+    hb cache verify [--sample N]              recompute a sample of the result cache and compare
     hb data fetch-imdb [--dest DIR]           download the IMDB learning curves
 
 User mistakes (unknown profile or notebook, bad parameter files, bad names, an unwritable outputs
@@ -78,11 +79,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     claims = sub.add_parser(
         "claims", help="print the papers' claims checked by the notebooks run so far",
-        description="Print outputs/<profile>/claims.csv: every claim of the two papers the notebooks run in "
-                    "that profile recorded, with our number and the verdict. Exit status 2 if the profile "
-                    "has not been run.")
+        description="Print outputs/<profile>/claims.csv: every claim the notebooks run in that profile "
+                    "recorded, grouped by paper and kind (test, illustration, formula, ours), with our number "
+                    "and the verdict; the papers' tallies count the test claims only. With --diff OTHER, print "
+                    "what changed from OTHER (a profile name or a claims.csv of another run or commit): "
+                    "claims added or removed, verdicts, kinds and numbers that moved. Exit status 2 if a "
+                    "ledger is missing or unreadable.")
     claims.add_argument("--profile", default="default", choices=wbk.PROFILES,
                         help="which run's claims (default: %(default)s)")
+    claims.add_argument("--diff", metavar="OTHER",
+                        help="compare with OTHER: a profile name (its claims.csv) or the path of a claims.csv; "
+                             "changes are listed from OTHER to --profile")
 
     new = sub.add_parser(
         "new", help="copy a notebook under a new name, with its parameter files",
@@ -92,6 +99,24 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("name", metavar="NAME", help="new notebook name: lowercase letters, digits, underscores")
     new.add_argument("--from", dest="source", required=True, metavar="NOTEBOOK", help="notebook to copy")
     new.add_argument("--title", help="title of the new notebook (default: from NAME)")
+
+    cache = sub.add_parser("cache", help="check the grids' result cache",
+                           description="The result cache (outputs/cache, or $HB_CACHE_DIR) is trusted input: its "
+                                       "digest catches damage, not deliberate edits.")
+    cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION")
+    verify = cache_sub.add_parser(
+        "verify", help="recompute a sample of the cache's entries and compare",
+        description="Run the profile's notebooks into a scratch folder against the cache, each grid "
+                    "recomputing --sample of the entries it reads; report every entry that differs. Nothing "
+                    "is written to the cache or to outputs/<profile>/. Exit status 0 when all are equal, 1 when "
+                    "one differs, a notebook failed or nothing was read.")
+    verify.add_argument("--profile", default="default", choices=wbk.PROFILES,
+                        help="whose notebooks (and so whose entries) to verify (default: %(default)s)")
+    verify.add_argument("--sample", type=int, default=5, metavar="N",
+                        help="entries recomputed per grid call (default: %(default)s)")
+    verify.add_argument("--only", nargs="+", action="extend", metavar="NAME", help="only these notebooks")
+    verify.add_argument("--cache", metavar="DIR",
+                        help="the cache folder (default: $HB_CACHE_DIR, else the outputs' cache/)")
 
     data = sub.add_parser("data", help="fetch the data sets some notebooks use",
                           description="Download data sets that are not part of the repository.")
@@ -139,44 +164,91 @@ def _cmd_run(wb: wbk.Workbook, args, argv) -> int:
             source = plan.params_file or "no parameter file (defaults)"
             print(f"{plan.name}: {source}; overrides {plan.overrides}")
         env = wbk.kernel_environment(wb, cluster)
+        workers = wbk.check_scheduler(cluster) if cluster else None
         print(f"kernels get {wbk.CACHE_ENV}={env[wbk.CACHE_ENV]}"
-              + (f" and {wbk.CLUSTER_ENV}={cluster} (grids run on that dask cluster)" if cluster else
-                 " (grids run on this machine)"))
+              + (f" and {wbk.CLUSTER_ENV}={cluster} (grids run on that dask cluster, {workers} worker(s) now)"
+                 if cluster else " (grids run on this machine)"))
         print(f"{args.profile}: {len(plans)} notebook(s) valid")
         return 0
     return wbk.run(wb, args.profile, only=args.only, jobs=args.jobs, argv=["hb", *argv], cluster=cluster)
 
 
+def _ledger_path(wb: wbk.Workbook, name: str) -> Path:
+    if name in wbk.PROFILES:
+        path = wb.profile_dir(name) / "claims.csv"
+        if not path.is_file():
+            raise wbk.WorkbookError(f"no claims for the {name} profile: {wb.rel(path)} does not exist; "
+                                    f"run hb run --profile {name} first")
+        return path
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise wbk.WorkbookError(f"--diff {name!r} is neither a profile ({', '.join(wbk.PROFILES)}) nor a claims.csv file")
+    return path
+
+
+def _read_ledger(wb: wbk.Workbook, path: Path, strict: bool = True):
+    from . import claims
+
+    try:
+        return claims.read_table(path, strict=strict)
+    except (ValueError, OSError, UnicodeDecodeError) as exc:
+        raise wbk.WorkbookError(f"{wb.rel(path)}: {' '.join(str(exc).split())}") from None
+
+
 def _cmd_claims(wb: wbk.Workbook, args) -> int:
     from . import claims
 
-    profile_dir = wb.profile_dir(args.profile)
-    path = profile_dir / "claims.csv"
-    if not path.is_file():
-        raise wbk.WorkbookError(f"no claims for the {args.profile} profile: {wb.rel(path)} does not exist; "
-                                f"run hb run --profile {args.profile} first")
-    try:
-        table = claims.read(path)
-    except (ValueError, OSError) as exc:
-        raise wbk.WorkbookError(f"{wb.rel(path)}: {' '.join(str(exc).split())}") from None
+    path = _ledger_path(wb, args.profile)
+    table = _read_ledger(wb, path)
+    if args.diff is not None:
+        other = _ledger_path(wb, args.diff)
+        changes = claims.diff(_read_ledger(wb, other, strict=False), table)
+        label = args.diff if args.diff in wbk.PROFILES else wb.rel(other)
+        print(_diff_text(changes, label, args.profile))
+        return 0
     print(_claims_text(table))
-    print(f"{args.profile}: {len(table)} claim(s): {claims.summary_line(table)}")
+    for paper, line in claims.paper_tallies(table).items():
+        print(f"{args.profile}: paper {paper} tests: {line}")
+    print(f"{args.profile}: {len(table)} claim(s) in all: {claims.summary_line(table)}")
     return 0
 
 
+def _plain(text) -> str:
+    """Text safe for a terminal: control characters (escape codes among them) shown as '?'."""
+    return "".join(c if c.isprintable() else "?" for c in str(text))
+
+
 def _claims_text(table) -> str:
-    """The ledger as aligned text: one line per claim (id, verdict, where, ours), grouped by paper."""
+    """The ledger as text: one line per claim (id, verdict, where, ours), grouped by paper and kind."""
+    from .claims import KIND_TITLES, KINDS
+
     if not len(table):
         return "(no notebook run so far recorded a claim)"
-    width = max(len(c) for c in table["claim_id"])
+    width = max(len(_plain(c)) for c in table["claim_id"])
     verdict_width = max(len(v) for v in table["verdict"])
     lines = []
     for paper, rows in table.groupby("paper", sort=True):
-        lines.append(f"paper {paper}")
+        for kind in KINDS:
+            sub = rows[rows["kind"] == kind]
+            if not len(sub):
+                continue
+            lines.append(f"paper {paper}: {KIND_TITLES[kind]}")
+            for row in sub.to_dict("records"):
+                extra = f" | interval {row['interval']}" if row["interval"] else ""
+                lines.append(_plain(f"  {row['claim_id']:<{width}}  {row['verdict']:<{verdict_width}}  {row['where']}: "
+                                    f"{row['statement']} | paper: {row['paper_value']} | ours: {row['ours']}{extra} "
+                                    f"[{row['notebook']}]"))
+    return "\n".join(lines)
+
+
+def _diff_text(changes, old_name: str, new_name: str) -> str:
+    if not len(changes):
+        return f"no claim changed from {old_name} to {new_name}"
+    lines = [f"{len(set(changes['claim_id']))} claim(s) changed from {old_name} to {new_name}:"]
+    for cid, rows in changes.groupby("claim_id", sort=False):
+        lines.append(_plain(f"  {cid}"))
         for row in rows.to_dict("records"):
-            lines.append(f"  {row['claim_id']:<{width}}  {row['verdict']:<{verdict_width}}  {row['where']}: "
-                         f"{row['statement']} | paper: {row['paper_value']} | ours: {row['ours']} "
-                         f"[{row['notebook']}]")
+            lines.append(_plain(f"    {row['change']}: {row['old'] or '-'} -> {row['new'] or '-'}"))
     return "\n".join(lines)
 
 
@@ -216,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     if args.command == "data" and args.data_command is None:
         parser.error("hb data needs a data set, e.g. hb data fetch-imdb")
+    if args.command == "cache" and args.cache_command is None:
+        parser.error("hb cache needs an action, e.g. hb cache verify")
     try:
         wb = wbk.Workbook.locate(args.root, args.outputs)
         if args.command == "list":
@@ -226,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_new(wb, args)
         if args.command == "claims":
             return _cmd_claims(wb, args)
+        if args.command == "cache":
+            return wbk.verify_cache(wb, args.profile, sample=args.sample, only=wb.select(args.only),
+                                    cache_dir=args.cache)
         return _cmd_fetch_imdb(wb, args)
     except wbk.ValidationError as exc:
         for problem in exc.problems:  # one line each; nothing has run

@@ -13,6 +13,9 @@ Nothing here changes a grid's numbers, so editing this file keeps the result cac
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -30,6 +33,117 @@ def normal_interval(values, axis=0, level: float = 0.95):
 
 
 mean_ci = normal_interval
+
+
+def fmt_number(x: float, digits: int = 3) -> str:
+    """A number in few characters, for ledger text: 0.932, 1,460, 2.10e-05, 12.5."""
+    if x is None or math.isnan(float(x)):
+        return "nan"
+    x = float(x)
+    ax = abs(x)
+    if ax != 0 and (ax < 1e-3 or ax >= 1e7):
+        return f"{x:.{digits - 1}e}"
+    if ax >= 100:
+        return f"{x:,.0f}"
+    if ax >= 1:
+        return f"{x:.{max(digits - 1, 1)}f}".rstrip("0").rstrip(".")
+    return f"{x:.{digits}g}"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A number with its interval: ``value`` in ``[low, high]`` at ``level``, over ``n`` ``unit``.
+
+    ``percent=True`` prints it as a percentage (win rates, shares). The verdict rules of
+    :mod:`horizonbandits.claims.rules` read the interval, never the point alone. Build one with
+    :func:`mean_estimate`, :func:`bootstrap_estimate`, :func:`proportion_estimate` or directly from
+    a bootstrap interval computed elsewhere.
+    """
+
+    value: float
+    low: float
+    high: float
+    n: int
+    unit: str = "seeds"
+    level: float = 0.95
+    percent: bool = False
+
+    def __post_init__(self):
+        for name in ("value", "low", "high"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+        object.__setattr__(self, "n", int(self.n))
+        vals = (self.low, self.value, self.high)
+        if not any(map(math.isnan, vals)) and not (self.low <= self.value <= self.high):
+            raise ValueError(f"Estimate needs low <= value <= high, got low={self.low!r}, value={self.value!r}, "
+                             f"high={self.high!r}")
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+    def fmt(self, x: float) -> str:
+        return f"{x:.0%}" if self.percent else fmt_number(x)
+
+    @property
+    def interval(self) -> str:
+        return f"[{self.fmt(self.low)}, {self.fmt(self.high)}]"
+
+    @property
+    def n_text(self) -> str:
+        return f"{self.n:,} {self.unit}"
+
+    def __str__(self) -> str:
+        return f"{self.fmt(self.value)} {self.interval}"
+
+    def scaled(self, factor: float) -> Estimate:
+        """The same estimate times a positive ``factor`` (for example divided by a paper's value)."""
+        if not factor > 0:
+            raise ValueError(f"factor={factor!r} is not allowed: expected a positive number")
+        return Estimate(self.value * factor, self.low * factor, self.high * factor, self.n, self.unit, self.level,
+                        self.percent)
+
+
+def mean_estimate(values, unit: str = "seeds", level: float = 0.95, percent: bool = False) -> Estimate:
+    """Mean of ``values`` with a Student-t interval (degenerate interval for one value or no spread)."""
+    from scipy.stats import t as student_t
+    level = check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
+    x = np.asarray(values, dtype=float).ravel()
+    if x.size == 0:
+        raise ValueError("values=[] is not allowed: an estimate needs at least one value")
+    m = float(x.mean())
+    half = float(student_t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else 0.0
+    return Estimate(m, m - half, m + half, x.size, unit, level, percent)
+
+
+def bootstrap_estimate(values, unit: str = "instances", n_boot: int = 2000, level: float = 0.95, seed: int = 0,
+                       percent: bool = False) -> Estimate:
+    """Mean of ``values`` with a seeded percentile-bootstrap interval (as :func:`regret_summary` uses)."""
+    x = np.asarray(values, dtype=float).ravel()
+    if x.size == 0:
+        raise ValueError("values=[] is not allowed: an estimate needs at least one value")
+    lo, hi = bootstrap_band(x, n_boot=n_boot, level=level, seed=seed)
+    m = float(x.mean())
+    return Estimate(m, min(lo, m), max(hi, m), x.size, unit, level, percent)
+
+
+def binomial_half_width(p: float, n: int, level: float = 0.95) -> float:
+    """Normal-approximation half-width of a share ``p`` measured on ``n`` units: the sampling error a
+    paper's reported share carries when the paper gives its sample size but no interval."""
+    from scipy.stats import norm
+    return float(norm.ppf(0.5 + level / 2) * math.sqrt(p * (1 - p) / n))
+
+
+def proportion_estimate(successes: int, n: int, unit: str = "runs", level: float = 0.95) -> Estimate:
+    """Share ``successes / n`` with a Wilson score interval (sensible at 0 % and 100 %)."""
+    from scipy.stats import norm
+    n = int(n)
+    if n <= 0 or not 0 <= successes <= n:
+        raise ValueError(f"successes={successes!r}, n={n!r} is not allowed: expected 0 <= successes <= n and n >= 1")
+    z = norm.ppf(0.5 + level / 2)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return Estimate(p, max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)), n, unit, level, percent=True)
 
 
 
@@ -158,3 +272,35 @@ def half_slopes(x, y) -> tuple[float, float]:
     low = slice(0, mid + 1) if n % 2 else slice(0, mid)
     high = slice(mid, n)
     return slope(x[low], y[low]), slope(x[high], y[high])
+
+
+def log_slope(x, y, y_se=None, level: float = 0.95, fit_error: bool = True) -> Estimate:
+    """Least-squares slope of log y on log x with its interval.
+
+    The standard error is the larger of the residual one (lack of fit, Student-t with n - 2 degrees
+    of freedom) and the one propagated from ``y_se`` (standard errors of the points, through
+    var(log y) = (se / y)^2), so a straight line through noisy points is not read as exact.
+    ``n`` counts the grid points. ``fit_error=False`` (with ``y_se``) leaves the lack of fit out,
+    for a part of a grid whose curvature is judged otherwise (the halves of
+    :func:`horizonbandits.claims.rules.slope_matches`).
+    """
+    from scipy.stats import t as student_t
+    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    if lx.size < 3 and (y_se is None or lx.size < 2):
+        raise ValueError(f"x has {lx.size} points: a slope with an interval needs at least 3 (2 with y_se)")
+    dx = lx - lx.mean()
+    weights = dx / np.sum(dx * dx)
+    b = float(np.sum(weights * (ly - ly.mean())))
+    resid = ly - ly.mean() - b * dx
+    use_fit = lx.size > 2 and (fit_error or y_se is None)
+    se_fit = math.sqrt(float(np.sum(resid ** 2)) / (lx.size - 2) / float(np.sum(dx * dx))) if use_fit else 0.0
+    se_points = 0.0
+    if y_se is not None:
+        rel = np.asarray(y_se, float) / np.asarray(y, float)
+        se_points = math.sqrt(float(np.sum((weights * rel) ** 2)))
+    if se_fit >= se_points:
+        half = student_t.ppf(0.5 + level / 2, lx.size - 2) * se_fit
+    else:  # the points' own errors dominate: a normal quantile
+        from scipy.stats import norm
+        half = norm.ppf(0.5 + level / 2) * se_points
+    return Estimate(b, b - half, b + half, lx.size, "horizons", level)

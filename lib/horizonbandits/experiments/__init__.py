@@ -55,7 +55,7 @@ from ..seeds import grid_instance_seed
 from ..stats import paired_differences, regret_summary, win_rate_matrix, win_rates  # noqa: F401
 from ..stats import _bootstrap_index, _per_instance_means  # noqa: F401
 from .cache import CacheWarning, ResultCache, code_digest, default_cache_dir, digest  # noqa: F401
-from .executor import (BACKENDS, _DASK_CLIENTS, close_dask_clients, cluster_address,  # noqa: F401
+from .executor import (BACKENDS, _DASK_CLIENTS, ClusterError, close_dask_clients, cluster_address,  # noqa: F401
                        resolve_backend, run_tasks, workers_for)
 
 COLUMNS = ["instance", "policy", "T", "seed", "root_seed", "regret", "optimal_pulls", "optimal_arm", "K", "wall_time"]
@@ -86,6 +86,14 @@ def make_policies(names, params: Mapping | None = None, sigma: float | None = No
             kwargs["sigma"] = check_real("sigma", sigma, 0.0)
         out[name] = make_policy(name, **kwargs)
     return out
+
+
+def policy_settings(policies: Mapping[str, RisingPolicy]) -> dict[str, str]:
+    """What a verdict on these policies rests on, for a claim's ``settings``: each policy's label
+    (its hyperparameters that differ from the defaults) and which policies were told a noise scale."""
+    told = [name for name, pol in policies.items() if type(pol).takes_noise_scale]
+    return {"policies": ", ".join(pol.label for pol in policies.values()),
+            "told the noise level": ", ".join(told) or "none"}
 
 
 INSTANCE_FAMILIES = ("ltf", "concave")
@@ -299,17 +307,23 @@ def run_grid(instances, policies, horizons, n_seeds: int, seed: int = 0, backend
                        run.T_run, run.checkpoints, seed, chunk)
 
     results: dict = {}
-    tasks: list[_Task] = []
+    hits: dict = {}
     for key, inst in instances.items():
         for chunk in chunks:
-            missing = []
             for run in runs:
                 hit = store.load(cache_key(key, run, chunk),
                                  lambda arrays, run=run, chunk=chunk, K=inst.K: _check_entry(arrays, run, chunk, K))
                 if hit is not None:
+                    hits[(key, run, chunk)] = hit
                     results[(key, run, chunk)] = (hit["pulls"], hit["wall"])
-                else:
-                    missing.append(run)
+    cached = {}  # verifying (HB_CACHE_VERIFY): hits recomputed, and what the cache said for them
+    if store.verifier is not None:
+        chosen = store.verifier.pick(cache_key(*where) for where in hits)
+        cached = {where: hit for where, hit in hits.items() if cache_key(*where) in chosen}
+    tasks: list[_Task] = []
+    for key, inst in instances.items():
+        for chunk in chunks:
+            missing = [run for run in runs if (key, run, chunk) not in results or (key, run, chunk) in cached]
             if missing:
                 cost = (chunk[1] - chunk[0]) * sum(r.T_run for r in missing) * (inst.K + 10)
                 tasks.append(_Task(key, chunk, missing, cost))
@@ -318,8 +332,11 @@ def run_grid(instances, policies, horizons, n_seeds: int, seed: int = 0, backend
     def absorb(i: int, out: dict) -> None:
         task = tasks[i]
         for run, (pulls, wall) in out.items():
-            store.save(cache_key(task.key, run, task.chunk), {"pulls": pulls, "wall": wall})
-            results[(task.key, run, task.chunk)] = (pulls, wall)
+            where = (task.key, run, task.chunk)
+            if where in cached:
+                store.verifier.compare(store.path(cache_key(*where)), cached[where], {"pulls": pulls, "wall": wall})
+            store.save(cache_key(*where), {"pulls": pulls, "wall": wall})
+            results[where] = (pulls, wall)
 
     args = [(instances[t.key], {r.policy: policies[r.policy] for r in t.runs}, t.runs,
              inst_ids[t.key][1], t.chunk[0], t.chunk[1]) for t in tasks]

@@ -14,6 +14,12 @@ they check; everything else is here, so that a user's own family goes through th
   figure as ``figures/<name>_<part>.png``. Returns a :class:`Figure2`.
 
 The intervals: bootstrap over instances (``horizonbandits.stats``), seed 0, ``n_boot`` resamples.
+
+For the ledger, on any grid table (the main run or a sweep's): :func:`instance_differences` (each
+policy's regret minus the subject's, per instance, with a bootstrap interval over instances),
+:func:`ordering_outcome` ("the subject is lowest at every horizon", read from those intervals) and
+:func:`wins_outcome` ("the subject beats every other policy on most instances", from win rates with
+their intervals).
 """
 from __future__ import annotations
 
@@ -23,8 +29,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from ..claims import rules
 from ..plotting import mean_band, policy_palette, save_figure, save_table, win_rate_heatmap
-from ..stats import paired_differences, regret_summary, win_rate_matrix, win_rates
+from ..stats import Estimate, bootstrap_estimate, mean_estimate, paired_differences, regret_summary, win_rate_matrix, win_rates
 
 REFERENCE = "CURE-UCB"
 
@@ -70,6 +77,90 @@ def plot_instances(instances, name: str, output_dir="", n_shown: int = 4):
     return fig
 
 
+def _instance_means(df: pd.DataFrame) -> pd.DataFrame:
+    return df.groupby(["T", "instance", "policy"], observed=True)["regret"].mean().unstack("policy")
+
+
+def instance_differences(df: pd.DataFrame, subject: str = REFERENCE, n_boot: int = 2000,
+                         seed: int = 0) -> dict[int, dict[str, Estimate]]:
+    """Per horizon and other policy: the mean over instances of (other - subject) mean regret, the
+    seeds averaged per instance first, with a percentile-bootstrap interval over instances (positive:
+    the subject is lower). The pairing is by instance and seed: every policy sees the same rewards."""
+    means = _instance_means(df)
+    if subject not in means.columns:
+        raise ValueError(f"subject={subject!r} is not allowed: the table has the policies {list(means.columns)}")
+    out = {}
+    for T, m in means.groupby(level="T"):
+        out[int(T)] = {p: bootstrap_estimate((m[p] - m[subject]).to_numpy(), "instances", n_boot=n_boot, seed=seed)
+                       for p in m.columns if p != subject}
+    return out
+
+
+def run_differences(df: pd.DataFrame, subject: str = REFERENCE, by=("T",)) -> dict:
+    """Per group of ``by`` (a horizon, or an (instance, horizon) cell) and other policy: the mean of
+    (other - subject) regret over the group's runs, paired by instance and seed, with a Student-t
+    interval over those runs. For grids of one or a few fixed instances, where the runs are the only
+    replication (a bootstrap over instances needs many instances: :func:`instance_differences`)."""
+    by = list(by)
+    wide = df.pivot_table(index=list(dict.fromkeys([*by, "instance", "seed"])), columns="policy", values="regret",
+                          observed=True)
+    if subject not in wide.columns:
+        raise ValueError(f"subject={subject!r} is not allowed: the table has the policies {list(wide.columns)}")
+    out = {}
+    for key, sub in wide.groupby(level=by if len(by) > 1 else by[0]):
+        unit = "seeds" if sub.index.get_level_values("instance").nunique() == 1 else "(instance, seed) runs"
+        label = key if len(by) > 1 else (int(key) if by == ["T"] else key)
+        out[label] = {p: mean_estimate((sub[p] - sub[subject]).to_numpy(), unit) for p in sub.columns if p != subject}
+    return out
+
+
+def ordering_outcome(df: pd.DataFrame, subject: str = REFERENCE, n_boot: int = 2000, seed: int = 0,
+                     partly_above: float = 0.5):
+    """The claim "``subject`` has the lowest mean regret at every horizon" judged by
+    :func:`horizonbandits.claims.rules.ordering` on :func:`instance_differences`."""
+    return rules.ordering(instance_differences(df, subject, n_boot, seed), subject=subject, partly_above=partly_above)
+
+
+def win_rate_estimates(df: pd.DataFrame, T: int, subject: str = REFERENCE, n_boot: int = 2000,
+                       seed: int = 0) -> dict[str, Estimate]:
+    """The subject's win rate over each other policy at T (per instance the mean regret over seeds;
+    lower wins, a tie counts one half), with the bootstrap interval :func:`~horizonbandits.stats.win_rates`
+    gives."""
+    m = _instance_means(df[df["T"] == T]).droplevel("T")
+    a = m[subject].to_numpy()
+    return {p: bootstrap_estimate((a < m[p].to_numpy()) + 0.5 * (a == m[p].to_numpy()), "instances", n_boot=n_boot,
+                                  seed=seed, percent=True) for p in m.columns if p != subject}
+
+
+def wins_outcome(df: pd.DataFrame, T: int, threshold: float, partly: float | None = None, subject: str = REFERENCE,
+                 n_boot: int = 2000, seed: int = 0):
+    """The claim "``subject`` beats every other policy on more than ``threshold`` of the instances at T":
+    each win rate's interval against ``threshold`` (``partly``: against a weaker one), combined over
+    the other policies; our number names the smallest win rate."""
+    rates = win_rate_estimates(df, T, subject, n_boot, seed)
+    parts = {p: rules.compare(e, threshold, ">", partly=partly) for p, e in rates.items()}
+    out = rules.combine(parts, rule=f"every win rate's interval > {threshold:.0%}"
+                                    + (f" (partly: > {partly:.0%})" if partly is not None else ""))
+    worst = min(rates, key=lambda p: rates[p].value)
+    undecided = [p for p, o in parts.items() if o.verdict == rules.INCONCLUSIVE]
+    ours = (f"smallest win rate {rates[worst]} over {rates[worst].n_text}, against {worst}"
+            + (f"; undecided against {', '.join(undecided)}" if undecided else ""))
+    return rules.Outcome(out.verdict, ours, rates[worst].n_text, rates[worst].interval, out.rule, out.to_decide)
+
+
+def headline(df: pd.DataFrame, subject: str = REFERENCE) -> pd.DataFrame:
+    """Per horizon: the subject's mean regret, the policy with the lowest mean regret, the subject's
+    smallest win rate (per instance the mean over seeds; ties one half) and the policy it is against."""
+    rows = []
+    for T in sorted(df["T"].unique()):
+        rates = win_rate_estimates(df, T, subject, n_boot=1)
+        means = df[df["T"] == T].groupby("policy", observed=True)["regret"].mean()
+        worst = min(rates, key=lambda p: rates[p].value)
+        rows.append({"T": int(T), "cure_mean_regret" if subject == REFERENCE else "subject_mean_regret": means[subject],
+                     "lowest": means.idxmin(), "smallest_win_rate": rates[worst].value, "against": worst})
+    return pd.DataFrame(rows)
+
+
 @dataclass
 class Figure2:
     """The tables of one Figure 2 run (see :func:`run`); ``diffs`` is None without CURE-UCB."""
@@ -96,6 +187,12 @@ class Figure2:
         """(win rate of ``row`` over ``col`` at T, interval low, interval high)."""
         r = self.rates[(self.rates["row"] == row) & (self.rates["col"] == col) & (self.rates["T"] == T)].iloc[0]
         return r["win_rate"], r["ci_low"], r["ci_high"]
+
+    def win_rate_estimate(self, row: str, col: str, T: int) -> Estimate:
+        """The win rate of ``row`` over ``col`` at T with its bootstrap interval over instances."""
+        w, lo, hi = self.win_rate(row, col, T)
+        n = int(self.rates["n_instances"].iloc[0])
+        return Estimate(w, min(lo, w), max(hi, w), n, "instances", percent=True)
 
     def lowest(self) -> dict:
         """The policy with the lowest mean regret, per horizon."""

@@ -54,10 +54,17 @@ def run_cached(tasks: list[Task], *, backend: str = "sequential", n_jobs: int = 
             todo.append(i)
         else:
             results[i] = hit
+    cached = {}  # verifying (HB_CACHE_VERIFY): hits recomputed, and what the cache said for them
+    if store.verifier is not None:
+        chosen = store.verifier.pick(tasks[i].key for i in range(len(tasks)) if results[i] is not None)
+        cached = {i: results[i] for i in range(len(tasks)) if results[i] is not None and tasks[i].key in chosen}
+        todo += sorted(cached)
     todo.sort(key=lambda i: -tasks[i].cost)  # longest first: better balance at the end
 
     def absorb(j: int, out: dict) -> None:
         i = todo[j]
+        if i in cached:
+            store.verifier.compare(store.path(tasks[i].key), cached[i], out)
         store.save(tasks[i].key, out)
         results[i] = out
 

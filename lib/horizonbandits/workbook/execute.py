@@ -5,6 +5,12 @@ A notebook runs in a worker process of its own (``python -m horizonbandits.workb
 ``<profile>/.running/<name>/out/<profile>``; only when the run succeeds does
 :func:`adopt_outputs` move its figures, tables and claims into the profile folder, replacing the
 previous run's. A failed, interrupted or killed run leaves the previous outputs as they were.
+
+Ownership is exact: the files a notebook owns are the ones its last successful run wrote, listed
+in the manifest (``outputs`` of its entry; the staging folder shows exactly what a run wrote), not
+guessed from file names (the longest notebook name prefixing a file: a notebook named
+``horizon_dependence_regret`` then owned ``horizon_dependence``'s ``horizon_dependence_regret.png``
+and deleted it). A run that writes a file another notebook owns fails instead of overwriting it.
 """
 from __future__ import annotations
 
@@ -19,9 +25,11 @@ from pathlib import Path
 
 from ..outputs import atomic_write_text
 from .base import KERNEL_NAME, PACKAGE_DIR, now, one_line, readable, unlink
+from .literals import literal_problem
 
-# Folders of the profile directory the run's own bookkeeping owns; a notebook's files go elsewhere.
-RESERVED = ("notebooks", "html", "failed", ".running")
+# Names in the profile directory that hb run's own bookkeeping owns; a notebook's files go elsewhere.
+RESERVED = ("notebooks", "html", "failed", ".running", "_static", "manifest.json", "index.html", "claims.csv",
+            "readings.csv", ".hb-run.lock")
 
 
 @dataclass
@@ -67,8 +75,12 @@ class Result:
     executed: str | None = None  # relative to the profile folder
     html: str | None = None
     html_error: str | None = None
+    outputs: list[str] | None = None  # files the run wrote (relative to the profile folder) when it succeeded
+    disk_full: bool = False  # the run failed because the disk was full (``error`` then names it)
 
 
+# Errors the library raises with a message that says it all: hb run prints that line, no traceback.
+ONE_LINE_ERRORS = ("ValueError", "ClusterError", "ClaimsError")  # ClaimsError: an id the catalogue lacks
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _FRAME = re.compile(r"^File (.+?):\d+", re.MULTILINE)
 
@@ -85,14 +97,17 @@ def _raised_in_library(traceback_text: str) -> bool:
         return False
 
 
-def owner_of(stem: str, names) -> str | None:
-    """The notebook a figure or table belongs to: the longest name ``N`` with ``stem == N`` or
-    ``stem`` starting with ``N_`` (notebooks save ``<notebook>_<what>``)."""
-    best = None
-    for name in names:
-        if (stem == name or stem.startswith(name + "_")) and (best is None or len(name) > len(best)):
-            best = name
-    return best
+def ownable(rel: str) -> bool:
+    """Whether ``rel`` (from a manifest, which may have been edited) names a notebook's file inside the
+    profile folder: relative, no ``..``, not hidden, not one of hb run's own names."""
+    parts = Path(rel).parts
+    return bool(parts) and not Path(rel).is_absolute() and ".." not in parts and parts[0] not in RESERVED \
+        and not any(p.startswith(".") for p in parts)
+
+
+def owner_of(rel: str, records: dict[str, list[str]]) -> str | None:
+    """The notebook whose last successful run wrote ``rel`` (``records``: name -> its files), or None."""
+    return next((name for name, files in records.items() if rel in files), None)
 
 
 # --------------------------------------------------------------------------- in the worker process
@@ -159,6 +174,11 @@ def execute_notebook(task: Task) -> Result:
     task.staged_outputs.mkdir(parents=True)
     kernel_log = task.staging / "kernel.log"
     result = Result(task.name, "ok", 0.0, now())
+    # hb run checked the parameters; this is the last gate before papermill writes them as code.
+    refused = literal_problem(task.overrides)
+    if refused is not None:
+        result.status, result.error = "failed", f"parameters refused: the overrides {refused}"
+        return result
     t0 = time.perf_counter()
     with open(kernel_log, "wb") as log:
         try:
@@ -174,7 +194,7 @@ def execute_notebook(task: Task) -> Result:
             result.status = "failed"
             result.error = f"{exc.ename}: {' '.join(str(exc.evalue).split())}"
             result.failed_cell = exc.exec_count
-            result.library_error = exc.ename == "ValueError" and _raised_in_library(tail)
+            result.library_error = exc.ename in ONE_LINE_ERRORS and _raised_in_library(tail)
             # drop blank context lines ("      3 ") so the tail shows code and messages
             result.traceback_tail = [ln for ln in tail.splitlines() if not re.fullmatch(r"\s*\d*\s*", ln)][-8:]
         except Exception as exc:  # the kernel died, could not start, timed out...
@@ -184,9 +204,24 @@ def execute_notebook(task: Task) -> Result:
             lines = kernel_log.read_text(encoding="utf-8", errors="replace").splitlines()
             result.traceback_tail = [f"kernel: {ln}" for ln in lines if ln.strip()][-8:]
     result.wall_time_s = round(time.perf_counter() - t0, 3)
+    return finish_staged_notebook(task, result)
+
+
+def finish_staged_notebook(task: Task, result: Result) -> Result:
+    """Point the executed notebook at the profile folder and render its page. A notebook that cannot
+    be read back whole (papermill writes it in place: on a full disk it is cut short) is deleted and
+    the run counts as failed, so no truncated ``failed/<name>.ipynb`` is ever kept."""
     staged = task.staged_notebook
-    if staged.exists() and staged.stat().st_size > 0:
-        _point_at_profile(staged, task.staged_outputs, Path(task.profile_dir))
+    if staged.exists():
+        try:  # reads it whole
+            _point_at_profile(staged, task.staged_outputs, Path(task.profile_dir))
+        except Exception as exc:  # noqa: BLE001 - a notebook that cannot be read back is not kept
+            unlink(staged)
+            why = f"the executed notebook could not be saved whole ({type(exc).__name__}: {one_line(exc)[:200]})"
+            if result.status == "ok":
+                result.status, result.error = "failed", why
+            result.traceback_tail.append(why)
+            return result
         try:
             render_html(staged, task.staged_html, Path(task.cwd))
         except Exception as exc:  # a rendering problem must not hide the run's own result
@@ -231,32 +266,37 @@ def _move(src: Path, dest: Path) -> None:
     os.replace(readable(src), dest)
 
 
-def adopt_outputs(task: Task, result: Result, all_names) -> Result:
+def adopt_outputs(task: Task, result: Result, records: dict[str, list[str]]) -> Result:
     """Move a finished run's files from the staging folder into the profile folder.
 
-    Success: the new figures, tables and claims replace the notebook's previous ones (new files
-    are moved in first, then the previous files the new run did not rewrite are removed, so an
-    interruption in between leaves a mix, never nothing), and the executed notebook and its HTML
-    go to ``notebooks/`` and ``html/``. Failure: the executed notebook goes to ``failed/`` and
+    ``records``: for each notebook, the files its last successful run wrote (the manifest's
+    ``outputs``). Success: the new figures, tables and claims replace the notebook's previous ones
+    (new files are moved in first, then the files of its record that the new run did not rewrite are
+    removed, so an interruption in between leaves a mix, never nothing), ``result.outputs`` lists
+    what it wrote, and the executed notebook and its HTML go to ``notebooks/`` and ``html/``. A run
+    that wrote a file another notebook's record holds fails with one line, and nothing of it is
+    adopted. Failure: the executed notebook goes to ``failed/`` (when it is a whole notebook) and
     every previous output stays. The staging folder is removed either way."""
     profile_dir = Path(task.profile_dir)
     name = task.name
     try:
         if result.status == "ok":
-            written = set()
-            for src in sorted(p for p in task.staged_outputs.rglob("*") if p.is_file()):
-                rel = src.relative_to(task.staged_outputs)
-                if rel.parts[0] in RESERVED:
-                    continue
-                _move(src, profile_dir / rel)
-                written.add(rel)
-            folders = {rel.parts[0] for rel in written if len(rel.parts) > 1} | {"figures", "tables", "claims"}
-            for sub in sorted(folders):
-                folder = profile_dir / sub
-                for path in folder.iterdir() if folder.is_dir() else []:
-                    if (path.is_file() and owner_of(path.stem, all_names) == name
-                            and path.relative_to(profile_dir) not in written):
-                        path.unlink(missing_ok=True)
+            written = [src.relative_to(task.staged_outputs).as_posix()
+                       for src in sorted(p for p in task.staged_outputs.rglob("*") if p.is_file())]
+            written = [rel for rel in written if ownable(rel)]
+            others = {n: files for n, files in records.items() if n != name}
+            clash = next(((rel, owner) for rel in written if (owner := owner_of(rel, others))), None)
+            if clash is not None:
+                result.status = "failed"
+                result.error = (f"it wrote {clash[0]}, which notebook {clash[1]!r} wrote in its last run; nothing of "
+                                f"this run was kept (give the file a name that starts with {name!r})")
+        if result.status == "ok":
+            for rel in written:
+                _move(task.staged_outputs / rel, profile_dir / rel)
+            for rel in sorted(set(records.get(name, ())) - set(written)):
+                if ownable(rel):
+                    (profile_dir / rel).unlink(missing_ok=True)
+            result.outputs = written
             executed, html = profile_dir / "notebooks" / f"{name}.ipynb", profile_dir / "html" / f"{name}.html"
             unlink(profile_dir / "failed" / f"{name}.ipynb", profile_dir / "failed" / f"{name}.html")
         else:
@@ -279,8 +319,9 @@ def adopt_outputs(task: Task, result: Result, all_names) -> Result:
 
 def describe_failure(res: Result) -> list[str]:
     """The lines ``hb run`` prints for a failed notebook: one line for a library ValueError (a
-    user's out-of-range parameter), else the failing cell's error and a short traceback tail."""
-    if res.library_error:
+    user's out-of-range parameter) or a full disk, else the failing cell's error and a short
+    traceback tail."""
+    if res.library_error or res.disk_full:
         return [f"{res.name}: {res.error}"]
     cell = f" in cell [{res.failed_cell}]" if res.failed_cell is not None else ""
     lines = [f"{res.name}: failed{cell}: {res.error}"]

@@ -16,7 +16,7 @@
   numbers a notebook computes do not depend on the order. Without that file the notebooks start in the
   order given.
 - Kernels see ``HB_CACHE_DIR`` (the outputs folder's ``cache/`` unless the user set it) and, with
-  ``--cluster``, ``HB_DASK_ADDRESS``.
+  ``--cluster``, ``HB_DASK_ADDRESS``, once a scheduler has answered there (``cluster.check_scheduler``).
 """
 from __future__ import annotations
 
@@ -34,17 +34,20 @@ from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
 
-from .base import WorkbookError, now, one_line
+from .base import WorkbookError, disk_full_text, is_disk_full, mentions_disk_full, now, one_line
+from .cluster import check_scheduler
 from .execute import Result, Task, adopt_outputs, describe_failure
+from .worker import EXIT_DISK_FULL
 from .locate import Workbook
 from .pages import install_assets
 from .params import Plan, plan_run
-from .report import git_state, package_versions, write_reports
+from .report import git_state, package_versions, read_manifest, recorded_outputs, write_reports
 
 CACHE_ENV = "HB_CACHE_DIR"
 CLUSTER_ENV = "HB_DASK_ADDRESS"
+PATH_ENVS = (CACHE_ENV, "HB_DATA_DIR")  # folders the kernels read from the environment
 # Folders of a profile directory hb run writes into; each must be writable before anything runs.
-OUTPUT_FOLDERS = ("figures", "tables", "claims", "notebooks", "html", "failed")
+OUTPUT_FOLDERS = ("figures", "tables", "claims", "readings", "notebooks", "html", "failed")
 STOP_GRACE_S = 3.0  # how long a worker may take to stop after SIGTERM before it is killed
 EXIT_INTERRUPTED = 130
 
@@ -69,12 +72,18 @@ def check_writable(wb: Workbook, profile_dir: Path) -> None:
             refuse(folder, "it is a file, not a folder")
         if not folder.is_dir():
             continue
+        probe = None
         try:
             fd, probe = tempfile.mkstemp(prefix=".hb-probe.", dir=folder)
-            os.close(fd)
-            os.unlink(probe)
+            with os.fdopen(fd, "wb") as fh:  # one byte: an empty file is created even on a full disk
+                fh.write(b"x")
+                fh.flush()
+                os.fsync(fh.fileno())
         except OSError as exc:
             refuse(folder, (exc.strerror or one_line(exc)).lower())
+        finally:
+            if probe is not None:
+                Path(probe).unlink(missing_ok=True)
 
 
 @contextmanager
@@ -90,7 +99,12 @@ def exclusive_profile_dir(wb: Workbook, profile_dir: Path):
         yield
         return
     path = profile_dir / ".hb-run.lock"
-    with open(path, "a+") as handle:
+    try:
+        handle = open(path, "a+")
+    except OSError as exc:  # a folder of that name, or no room for the file
+        why = "it is a folder; remove it" if path.is_dir() else (exc.strerror or one_line(exc)).lower()
+        raise WorkbookError(f"cannot lock {wb.rel(path)}: {why}; nothing was run") from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -98,16 +112,24 @@ def exclusive_profile_dir(wb: Workbook, profile_dir: Path):
             holder = handle.read().strip() or "unknown"
             raise WorkbookError(f"another hb run (pid {holder}) is writing to {wb.rel(profile_dir)}; wait for it "
                                 f"to finish or give this run its own folder with --outputs DIR") from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
+        _write_holder(handle, str(os.getpid()))
         try:
             yield
         finally:
-            handle.seek(0)
-            handle.truncate()
+            _write_holder(handle, "")
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _write_holder(handle, text: str) -> None:
+    """The lock file says which process holds it, when the disk has room for that (the lock itself,
+    ``flock``, needs none)."""
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(text)
+        handle.flush()
+    except OSError:
+        pass
 
 
 EXPECTED_FILE = "expected_seconds.json"
@@ -172,8 +194,13 @@ def kernel_environment(wb: Workbook, cluster: str | None = None, base: dict | No
     env = dict(os.environ if base is None else base)
     if not env.get(CACHE_ENV):
         env[CACHE_ENV] = str(wb.cache_dir)
+    for key in PATH_ENVS:  # the kernels run in notebooks/: a relative folder means one from where hb was called
+        if env.get(key) and not Path(env[key]).is_absolute():  # "cache" or "~/cache"
+            env[key] = str(Path(env[key]).expanduser().resolve())
     if cluster:
         env[CLUSTER_ENV] = cluster
+    if wb.catalogue_file is not None:
+        env["HB_CATALOGUE"] = str(wb.catalogue_file)
     # Quieter kernels: no jupyter path-migration notice, no debugger frozen-modules warning.
     env.setdefault("JUPYTER_PLATFORM_DIRS", "1")
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
@@ -192,6 +219,9 @@ def run(wb: Workbook, profile: str, only: list[str] | None = None, jobs: int = 1
     if not plans:
         print(f"no notebooks in {wb.notebooks_dir}; nothing to run", file=out or sys.stdout)
         return 0
+    if cluster:  # before any notebook starts: a wrong address hung, or asked dask for 3.07 EiB
+        workers = check_scheduler(cluster)
+        print(f"cluster {cluster}: a dask scheduler with {workers} worker(s)", file=out or sys.stdout)
     profile_dir = wb.profile_dir(profile)
     check_writable(wb, profile_dir)
     with exclusive_profile_dir(wb, profile_dir):
@@ -206,13 +236,14 @@ class _Run:
         self.cluster = cluster
         self.profile_dir = wb.profile_dir(profile)
         self.running_dir = self.profile_dir / ".running"
-        self.all_names = wb.names()
         self.env = kernel_environment(wb, cluster)
         self.git, self.packages = git_state(wb.root), package_versions()
         self.results: list[Result] = []
         self.running: dict[str, tuple[subprocess.Popen, Task, Path, Path]] = {}
         self.stop_signal: int | None = None
+        self.disk_full: str | None = None  # one line naming the full disk, once a write failed for space
         self.index_path: Path | None = None
+        self.claim_problems: list[str] = []
 
     # ----------------------------------------------------------------- the loop
 
@@ -220,10 +251,11 @@ class _Run:
         from ..progress import tqdm
 
         shutil.rmtree(self.running_dir, ignore_errors=True)  # leftovers of a killed run
+        remove_leftovers(self.profile_dir)
         try:
             install_assets(self.profile_dir)  # MathJax beside the pages, so they work offline
         except (ImportError, OSError) as exc:
-            print(f"hb: warning: formulas will not render in the pages: MathJax not copied ({one_line(exc)})",
+            print(f"hb: warning: formulas will not render in the pages: MathJax not copied ({first_error(exc)})",
                   file=sys.stderr)
         runnable = [p for p in self.plans if p.problem is None]
         after: dict[str, list[str]] = {}
@@ -240,29 +272,39 @@ class _Run:
                 for plan in self.plans:
                     if plan.problem is not None:  # unreadable: reported as failed, the others run
                         self._record(plan, Result(plan.name, "failed", 0.0, now(), error=plan.problem))
-                while (pending or self.running) and self.stop_signal is None:
-                    while pending and len(self.running) < self.jobs and self.stop_signal is None:
-                        name = next_startable([p.name for p in pending], set(self.running), after)
-                        if name is None:
-                            break
-                        plan = next(p for p in pending if p.name == name)
-                        pending.remove(plan)
-                        bar.set_postfix_str(plan.name)
-                        self._start(plan)
-                    self._collect()
-                    time.sleep(0.05)
+                try:
+                    while (pending or self.running) and self.stop_signal is None and self.disk_full is None:
+                        while pending and len(self.running) < self.jobs and self.stop_signal is None \
+                                and self.disk_full is None:
+                            name = next_startable([p.name for p in pending], set(self.running), after)
+                            if name is None:
+                                break
+                            plan = next(p for p in pending if p.name == name)
+                            pending.remove(plan)
+                            bar.set_postfix_str(plan.name)
+                            self._start(plan)
+                        self._collect()
+                        time.sleep(0.05)
+                except OSError as exc:  # a write of hb run's own (task file, a move, a report) found no space
+                    if not is_disk_full(exc):
+                        raise
+                    self.disk_full = f"{disk_full_text(self.profile_dir, self.wb.rel(self.profile_dir))}: {exc}"
                 if self.stop_signal is not None:
                     return self._stop(len(pending))
+                if self.disk_full is not None:
+                    return self._stop(len(pending), why=self.disk_full)
         finally:
             self._restore_signals(previous)
             shutil.rmtree(self.running_dir, ignore_errors=True)
         failed = [r.name for r in self.results if r.status != "ok"]
         if self.index_path is None:
             self._write_reports()
+        for problem in self.claim_problems:  # the ledger's: an id not catalogued, recorded twice, a damaged file
+            print(f"hb: error: claims: {problem}", file=sys.stderr)
         print(f"{self.profile}: {len(self.results)} notebook(s), {len(self.results) - len(failed)} ok, "
               f"{len(failed)} failed{' (' + ', '.join(failed) + ')' if failed else ''} in "
               f"{time.perf_counter() - t0:.1f} s; see {self.index_path}", file=self.out)
-        return 1 if failed else 0
+        return 1 if failed or self.claim_problems else 0
 
     def _catch_signals(self):
         """Ctrl-C (and SIGTERM) set a flag the loop reads between steps, so a swap of outputs or a
@@ -312,13 +354,25 @@ class _Run:
                     result = pickle.load(fh)
             except (OSError, EOFError, pickle.UnpicklingError):
                 tail = log_file.read_text(errors="replace").splitlines()[-8:] if log_file.exists() else []
-                result = Result(name, "failed", 0.0, now(), traceback_tail=[f"worker: {ln}" for ln in tail],
-                                error=f"the worker process ended with status {proc.returncode} without a result")
-            result = adopt_outputs(task, result, self.all_names)
+                why = ("OSError: [Errno 28] No space left on device (the worker could not save its result)"
+                       if proc.returncode == EXIT_DISK_FULL else
+                       f"the worker process ended with status {proc.returncode} without a result")
+                result = Result(name, "failed", 0.0, now(), traceback_tail=[f"worker: {ln}" for ln in tail], error=why)
+            records = recorded_outputs(read_manifest(self.profile_dir / "manifest.json"))
+            result = adopt_outputs(task, result, records)
             plan = next(p for p in self.plans if p.name == name)
             self._record(plan, result)
 
     def _record(self, plan: Plan, result: Result) -> None:
+        if result.status != "ok" and mentions_disk_full(result.error):  # the error raised, not the code shown
+            where = disk_full_text(self.profile_dir, self.wb.rel(self.profile_dir))
+            result.disk_full = True
+            result.error = f"{where}: {result.error}"
+            self.disk_full = self.disk_full or where
+        if mentions_disk_full(result.html_error):
+            where = disk_full_text(self.profile_dir, self.wb.rel(self.profile_dir))
+            result.html_error = f"{where}: {result.html_error}"
+            self.disk_full = self.disk_full or where
         self.results.append(result)
         if result.status == "ok":
             self.bar.write(f"ok      {result.name} ({result.wall_time_s:.1f} s)", file=self.out)
@@ -330,14 +384,15 @@ class _Run:
         self.bar.update(1)
 
     def _write_reports(self) -> None:
-        _, self.index_path = write_reports(self.wb, self.profile, self.plans, self.results, merge=True,
-                                           argv=self.argv, git=self.git, packages=self.packages,
-                                           cluster=self.cluster)
+        _, self.index_path, self.claim_problems = write_reports(
+            self.wb, self.profile, self.plans, self.results, merge=True, argv=self.argv, git=self.git,
+            packages=self.packages, cluster=self.cluster)
 
     # ----------------------------------------------------------------- interrupt
 
-    def _stop(self, n_pending: int) -> int:
-        """Stop every running worker (each kills its kernel), keep every previous output, say so."""
+    def _stop(self, n_pending: int, why: str | None = None) -> int:
+        """Stop every running worker (each kills its kernel), keep every previous output, say so.
+        ``why``: the full disk that stopped the run (exit status 1), else the signal received."""
         stopped = sorted(self.running)
         for proc, *_ in self.running.values():
             _signal_group(proc, signal.SIGTERM)
@@ -351,10 +406,41 @@ class _Run:
         self.running.clear()
         self.bar.close()
         done = len(self.results)
+        if why is not None:
+            print(f"hb: error: {why}; stopped {', '.join(stopped) if stopped else 'no running notebook'}, "
+                  f"{len(stopped) + n_pending} notebook(s) did not run; manifest.json and index.html are those of the "
+                  "last state that could be written whole, with every previous figure and table", file=sys.stderr)
+            return 1
         print(f"hb: interrupted: stopped {', '.join(stopped) if stopped else 'no running notebook'}; "
               f"{done} notebook(s) finished and are recorded, {len(stopped) + n_pending} did not run "
               f"(their previous outputs are kept)", file=sys.stderr)
         return EXIT_INTERRUPTED if self.stop_signal == signal.SIGINT else 128 + int(self.stop_signal)
+
+
+def remove_leftovers(profile_dir: Path) -> list[Path]:
+    """Remove the temporary files a killed run left in the folders only hb run writes (the profile
+    folder itself, ``notebooks/``, ``html/``, ``failed/``, ``claims/``): ``.manifest.*.json.tmp`` and
+    the like (``outputs.atomic_write``) and ``.hb-probe.*`` (``check_writable``). Called under the
+    profile lock, so no other run is writing them."""
+    removed = []
+    for folder in (profile_dir, *(profile_dir / sub for sub in ("notebooks", "html", "failed", "claims"))):
+        for path in folder.glob(".*") if folder.is_dir() else ():
+            if path.is_file() and not path.is_symlink() and (path.name.endswith(".tmp")
+                                                             or path.name.startswith(".hb-probe.")):
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
+
+
+def first_error(exc: BaseException) -> str:
+    """One short line for ``exc``; ``shutil.copytree``'s error lists every file that failed (megabytes
+    of text when the disk is full), so only its first reason is kept."""
+    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
+        first = exc.args[0][0]
+        reason = first[-1] if isinstance(first, tuple) else first
+        more = len(exc.args[0]) - 1
+        return one_line(reason)[:200] + (f" and {more} more file(s)" if more else "")
+    return one_line(exc)[:300]
 
 
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:
