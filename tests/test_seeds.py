@@ -58,3 +58,32 @@ def test_stream_seeds_are_memoised_without_changing_them():
     assert seeds.stream_seed(11, 3, 0, 2) == fresh == seeds.stream_seed(np.int64(11), 3, 0, 2)
     assert seeds.arm_reward_key(11, 3, 2) == fresh
     assert seeds.stream_seed(11, 3, 0, 3) != fresh
+
+
+def _seed_sequence_calls(path):
+    import ast
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name == "SeedSequence":
+                yield node.lineno
+
+
+def test_every_seed_sequence_is_built_in_seeds_py():
+    """The seed layout has one home: a stream built inline elsewhere escapes its table (issue 30)."""
+    from pathlib import Path
+    import horizonbandits
+    package = Path(horizonbandits.__file__).parent
+    found = [f"{p.relative_to(package)}:{line}" for p in sorted(package.rglob("*.py")) if p.name != "seeds.py"
+             for line in _seed_sequence_calls(p)]
+    assert not found, "SeedSequence( built outside seeds.py: " + ", ".join(found)
+
+
+def test_the_data_and_run_generators_are_the_documented_keys():
+    from horizonbandits import seeds
+    assert seeds.data_generator(7).random() == np.random.default_rng(np.random.SeedSequence(7)).random()
+    assert seeds.run_generator(7, 3).random() == np.random.default_rng(
+        np.random.SeedSequence(7, spawn_key=(3,))).random()
+    assert seeds.data_generator(7).random() != seeds.run_generator(7, 0).random()

@@ -16,8 +16,9 @@ Numba's on-disk cache keys a kernel on its own source file only, so a kernel tha
 samplers would not notice an edit here; ``horizonbandits._numba_cache`` gives every version of the
 package's source its own cache folder, so an edit here recompiles them.
 
-Environment noise does not come from here: it is pre-drawn per seed with numpy (see
-``horizonbandits.rising.simulate``). This stream is only the policy's own randomness.
+Environment noise does not come from here: a rising reward is a pure function of its arm's key and
+its pull number (``counter_rng``, ``horizonbandits.rising.observations``), the keys coming from
+:mod:`horizonbandits.seeds`. This stream is only the policy's own randomness.
 """
 from __future__ import annotations
 

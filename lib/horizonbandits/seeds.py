@@ -85,6 +85,17 @@ def instance_generator(root: int, j: int) -> np.random.Generator:
     return np.random.default_rng(seed_sequence(root, j))
 
 
+def run_generator(root: int, r: int) -> np.random.Generator:
+    """The generator of run r of a learning-curve experiment (key (r,))."""
+    return np.random.default_rng(seed_sequence(root, r))
+
+
+def data_generator(root: int) -> np.random.Generator:
+    """The generator of a data construction from the root alone (key ()): a data set's shuffle, the
+    LLM curves' evaluation jitter."""
+    return np.random.default_rng(seed_sequence(root))
+
+
 def grid_instance_seed(root: int, digest_hex: str) -> int:
     """The rising grid's root for an instance whose digest is ``digest_hex`` (63 bits, non-negative)."""
     words = (int(digest_hex[0:8], 16), int(digest_hex[8:16], 16))

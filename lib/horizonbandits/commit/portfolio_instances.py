@@ -12,6 +12,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import check_choice, check_int, check_real
+from .. import seeds
 from .portfolio_model import PortfolioProblem, PortfolioTables, clipped_normal_moments
 from .portfolio import QuadraticReward
 
@@ -56,9 +57,9 @@ class BernoulliPortfolioProblem(PortfolioProblem):
         F = np.empty((self.K, n_max))
         Y = np.empty((self.K, n_max, self.d))
         for i in range(self.K):
-            u = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(s, 0, i))).random(n_max)
+            u = np.random.default_rng(seeds.arm_stream(seed, s, i)).random(n_max)
             F[i] = u < self.mu_f[i]
-            v = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(s, 2, i))).random((n_max, self.d))
+            v = np.random.default_rng(seeds.outcome_stream(seed, s, i)).random((n_max, self.d))
             Y[i] = v < self.loc[:, i]
         return PortfolioTables(F, Y)
 

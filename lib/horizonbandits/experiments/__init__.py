@@ -51,7 +51,7 @@ from ..rising.instances import RisingInstance
 from ..rising.observations import policy_stream_seed, reward_source
 from ..rising.oracle import optimal_arm
 from ..rising.policies.base import POLICIES, RisingPolicy, make_policy
-from ..seeds import grid_instance_seed
+from ..seeds import grid_instance_seed, instance_generator
 from ..stats import paired_differences, regret_summary, win_rate_matrix, win_rates  # noqa: F401
 from ..stats import _bootstrap_index, _per_instance_means  # noqa: F401
 from .cache import CacheWarning, ResultCache, code_digest, default_cache_dir, digest  # noqa: F401
@@ -127,7 +127,7 @@ def instance_set(family: str, n_instances: int, seed: int = 0, H: int = 100_000,
         (family, seed, H, repr(sorted(options.items())))
     drawn = _LAST_SET["instances"] if key is not None and _LAST_SET["key"] == key else []
     for j in range(len(drawn), n_instances):
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(j,)))
+        rng = instance_generator(seed, j)
         if family == "ltf":
             drawn.append(ltf_random(rng, T_ref=H, noise=noise, **options))
         else:

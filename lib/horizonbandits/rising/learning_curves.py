@@ -45,6 +45,7 @@ import pandas as pd
 from numba import njit
 
 from ..errors import check_int, check_real
+from .. import seeds
 from .instances import RisingInstance
 
 # --------------------------------------------------------------------------------------------
@@ -108,7 +109,7 @@ def load_aclimdb(acl_dir, n_features: int = 1000, n_samples: int | None = None, 
     from scipy.sparse import vstack
     X = vstack([p[0] for p in parts]).tocsr()
     rating = np.concatenate([p[1] for p in parts])
-    order = np.random.default_rng(np.random.SeedSequence(check_int("seed", seed, 0))).permutation(len(rating))
+    order = seeds.data_generator(check_int("seed", seed, 0)).permutation(len(rating))
     if n_samples is not None:
         order = order[: check_int("n_samples", n_samples, 1)]
     return X[order].toarray(), (rating[order] > 5).astype(np.int64)
@@ -409,7 +410,7 @@ def _as_learners(learners) -> list:
 def _run_chunk(learners, X, y, runs, T, seed):
     counts = np.zeros((len(learners), T), dtype=np.int64)
     for r in runs:
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(r,)))
+        rng = seeds.run_generator(seed, r)
         order = rng.permutation(X.shape[0])[:T].astype(np.int64)
         for i, learner in enumerate(learners):
             counts[i] += learner.run(X, y, order, rng)

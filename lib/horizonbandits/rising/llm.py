@@ -54,6 +54,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import check_choice, check_int, check_real, check_table_memory
+from .. import seeds
 from ..outputs import REPO_ROOT, atomic_write_text
 from .instances import RisingInstance
 from .loaders import read_csv_exactly
@@ -179,7 +180,7 @@ def fixed_perturbation(sizes, sd: float = 0.005, seed: int = 0) -> list[np.ndarr
     sd = check_real("perturbation_sd", sd, 0.0)
     seed = check_int("seed", seed, 0)
     sizes = [int(n) for n in sizes]
-    draws = np.random.default_rng(np.random.SeedSequence(seed)).normal(0.0, 1.0, sum(sizes)) * sd
+    draws = seeds.data_generator(seed).normal(0.0, 1.0, sum(sizes)) * sd
     return np.split(draws, np.cumsum(sizes)[:-1])
 
 
@@ -360,7 +361,7 @@ def illustrative_trajectories(n_checkpoints: int = 200, every: int = 25, eval_no
     every = check_int("every", every, 1)
     eval_noise = check_real("eval_noise", eval_noise, 0.0)
     shapes = dict(ILLUSTRATIVE_SHAPES if shapes is None else shapes)
-    rng = np.random.default_rng(np.random.SeedSequence(check_int("seed", seed, 0)))
+    rng = seeds.data_generator(check_int("seed", seed, 0))
     step = every * np.arange(1, n_checkpoints + 1, dtype=np.float64)
     frames = []
     for name, (start, ceiling, scale) in shapes.items():
