@@ -87,3 +87,20 @@ def test_the_data_and_run_generators_are_the_documented_keys():
     assert seeds.run_generator(7, 3).random() == np.random.default_rng(
         np.random.SeedSequence(7, spawn_key=(3,))).random()
     assert seeds.data_generator(7).random() != seeds.run_generator(7, 0).random()
+
+
+def test_portfolio_tables_read_the_arm_and_outcome_streams():
+    """Both outcome models draw arm i's f-rewards from key (s, 0, i) and its outcomes from (s, 2, i)."""
+    from horizonbandits.commit.portfolio_instances import section73
+    for outcome in ("bernoulli", "gaussian"):
+        problem = section73(T=400, outcomes=outcome)
+        tables = problem.draw(seed=3, s=1, n_max=30)
+        for i in range(problem.K):
+            u = np.random.default_rng(seeds.arm_stream(3, 1, i)).random(30)
+            assert np.array_equal(tables.F[i], u < problem.mu_f[i])
+            rng = np.random.default_rng(seeds.outcome_stream(3, 1, i))
+            if outcome == "bernoulli":
+                expected = rng.random((30, problem.d)) < problem.loc[:, i]
+            else:
+                expected = np.clip(problem.loc[:, i] + problem.noise_sd * rng.standard_normal((30, problem.d)), 0, 1)
+            assert np.array_equal(tables.Y[i], expected)

@@ -12,8 +12,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import check_choice, check_int, check_real
-from .. import seeds
-from .portfolio_model import PortfolioProblem, PortfolioTables, clipped_normal_moments
+from .portfolio_model import PortfolioProblem, clipped_normal_moments
 from .portfolio import QuadraticReward
 
 #: Outcome locations o_1..o_5 of section 7.3, one column per arm (d = 3).
@@ -52,16 +51,8 @@ class BernoulliPortfolioProblem(PortfolioProblem):
     def _moments(self):
         return self.loc.copy(), self.loc * (1.0 - self.loc)
 
-    def draw(self, seed: int = 0, s: int = 0, n_max: int | None = None) -> PortfolioTables:
-        n_max = self.N if n_max is None else check_int("n_max", n_max, 1)
-        F = np.empty((self.K, n_max))
-        Y = np.empty((self.K, n_max, self.d))
-        for i in range(self.K):
-            u = np.random.default_rng(seeds.arm_stream(seed, s, i)).random(n_max)
-            F[i] = u < self.mu_f[i]
-            v = np.random.default_rng(seeds.outcome_stream(seed, s, i)).random((n_max, self.d))
-            Y[i] = v < self.loc[:, i]
-        return PortfolioTables(F, Y)
+    def _draw_outcomes(self, rng: np.random.Generator, i: int, n_max: int) -> np.ndarray:
+        return rng.random((n_max, self.d)) < self.loc[:, i]
 
     def __repr__(self) -> str:
         return (f"BernoulliPortfolioProblem(K={self.K}, d={self.d}, N={self.N}, T={self.T}, "

@@ -174,9 +174,13 @@ class PortfolioProblem:
         for i in range(self.K):
             u = np.random.default_rng(seeds.arm_stream(seed, s, i)).random(n_max)
             F[i] = u < self.mu_f[i]
-            z = np.random.default_rng(seeds.outcome_stream(seed, s, i)).standard_normal((n_max, self.d))
-            Y[i] = np.clip(self.loc[:, i] + self.noise_sd * z, 0.0, 1.0)
+            Y[i] = self._draw_outcomes(np.random.default_rng(seeds.outcome_stream(seed, s, i)), i, n_max)
         return PortfolioTables(F, Y)
+
+    def _draw_outcomes(self, rng: np.random.Generator, i: int, n_max: int) -> np.ndarray:
+        """``n_max`` outcome vectors of arm i: loc plus Gaussian noise, clipped to [0, 1]."""
+        z = rng.standard_normal((n_max, self.d))
+        return np.clip(self.loc[:, i] + self.noise_sd * z, 0.0, 1.0)
 
     def __repr__(self) -> str:
         return (f"PortfolioProblem(K={self.K}, d={self.d}, N={self.N}, T={self.T}, noise_sd={self.noise_sd}, "
