@@ -25,10 +25,10 @@ import time
 import cvxpy as cp
 import numpy as np
 
-from horizonbandits.commit.concave import run_seed
+from horizonbandits.commit.portfolio_model import run_seed
 from horizonbandits.commit.portfolio import (OptimisticPortfolioSolver, PortfolioSolver, portfolio_solve_exact)
 from horizonbandits.commit.portfolio_instances import section73
-from horizonbandits.commit.roscoc import ROSCOC, UCBPortfolio
+from horizonbandits.commit import ROSCOC, UCBPortfolio
 
 
 def per_call_us(fn, inputs, blocks=5):

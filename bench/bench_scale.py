@@ -176,7 +176,7 @@ def cluster_study(n_instances: int, workers=(1, 2)) -> None:
     from distributed import Client, LocalCluster
 
     from horizonbandits.experiments import instance_set, make_policies, run_grid
-    from horizonbandits.experiments.executor import close_dask_clients
+    from horizonbandits.compute.executor import close_dask_clients
     pols = make_policies(["CURE-UCB", "R-ed-UCB", "ET-SWGTS", "TI-UCB", "R-ed-AE", "SW-UCB", "SW-KL-UCB", "SW-TS",
                           "Rexp3", "Ser4"], {"CURE-UCB": {"eps": 0.5}}, sigma=0.01)
     insts = instance_set("ltf", n_instances, seed=0)

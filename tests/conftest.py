@@ -77,7 +77,7 @@ def cluster():
         yield address, client
         client.close()
     finally:
-        from horizonbandits.experiments import close_dask_clients
+        from horizonbandits.compute import close_dask_clients
         close_dask_clients()
         for p in reversed(procs):
             p.terminate()

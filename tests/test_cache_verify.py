@@ -12,7 +12,7 @@ from conftest import run_hb
 from horizonbandits.commit import UCBCommit, UniformCommit
 from horizonbandits.commit import instances as commit_instances
 from horizonbandits.commit.grid import run_grid as commit_grid
-from horizonbandits.experiments import cache as cache_mod
+from horizonbandits.compute import cache as cache_mod
 from horizonbandits.experiments import run_grid
 from horizonbandits.rising import CureUCB, RedUCB, ltf_random
 

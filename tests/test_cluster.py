@@ -4,10 +4,10 @@ import pandas as pd
 
 from horizonbandits.commit import UCBCommit, UniformCommit
 from horizonbandits.commit import instances as commit_instances
-from horizonbandits.commit.concave import portfolio_grid
+from horizonbandits.commit.portfolio_model import portfolio_grid
 from horizonbandits.commit.grid import run_grid as commit_grid
 from horizonbandits.commit.portfolio_instances import section73
-from horizonbandits.commit.roscoc import ROSCOC, UCBPortfolio
+from horizonbandits.commit import ROSCOC, UCBPortfolio
 from horizonbandits.experiments import run_grid
 from horizonbandits.rising import CureUCB, RedUCB, ltf_random
 

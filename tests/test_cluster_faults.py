@@ -14,7 +14,7 @@ import pytest
 
 from conftest import free_port, run_hb
 from horizonbandits import workbook as wbk
-from horizonbandits.experiments import executor
+from horizonbandits.compute import executor
 
 
 class _Server:

@@ -7,7 +7,7 @@ import pytest
 
 import horizonbandits.experiments.dominance as dominance
 import horizonbandits.rising as R
-from horizonbandits.experiments.cache import CacheWarning
+from horizonbandits.compute.cache import CacheWarning
 
 
 def plain_loop(probes, n_instances, T_ref, horizon_fractions, noise_sigma, noise_seeds, seed):

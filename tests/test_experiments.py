@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 import horizonbandits.experiments as ex
+from horizonbandits.compute import executor
 from horizonbandits.experiments import (instance_seed, make_policies, paired_differences, regret_summary, run_grid,
                                         win_rate_matrix, win_rates)
 from horizonbandits.rising import CureUCB, RedUCB, RisingInstance, ltf_random, simulate
@@ -66,14 +67,14 @@ def test_dask_local_cluster_gives_the_loky_numbers(reference_grid, instances, po
         df = run_grid(instances, policies, HORIZONS, n_seeds=5, seed=3, backend="dask", n_jobs=2, chunk_size=3,
                       cache=False, progress=False)
         pd.testing.assert_frame_equal(numbers(df), numbers(reference_grid))
-        assert len(ex._DASK_CLIENTS) == 1  # the LocalCluster is kept for the next call
+        assert len(executor._DASK_CLIENTS) == 1  # the LocalCluster is kept for the next call
         again = run_grid(instances, policies, [HORIZONS[0]], n_seeds=2, seed=3, backend="dask", n_jobs=2,
                          cache=False, progress=False)
-        assert len(ex._DASK_CLIENTS) == 1
+        assert len(executor._DASK_CLIENTS) == 1
         pd.testing.assert_frame_equal(numbers(again), numbers(reference_grid.query("T == @HORIZONS[0] and seed < 2")))
     finally:
-        ex.close_dask_clients()
-    assert not ex._DASK_CLIENTS
+        executor.close_dask_clients()
+    assert not executor._DASK_CLIENTS
 
 
 def test_cache_rerun_is_free_and_code_change_invalidates(instances, policies, tmp_path, monkeypatch):
@@ -249,7 +250,7 @@ def test_with_noise_shares_the_tables_and_checks_the_model():
 
 
 def test_digest_reads_arrays_in_place_as_their_bytes():
-    from horizonbandits.experiments.cache import digest
+    from horizonbandits.compute.cache import digest
     a = np.arange(12.0).reshape(3, 4)
     for x in (a, np.asfortranarray(a), a[:, ::2]):
         assert digest(memoryview(np.ascontiguousarray(x))) == digest(np.ascontiguousarray(x).tobytes())

@@ -5,13 +5,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import horizonbandits.commit.concave as concave
+import horizonbandits.commit.portfolio_model as concave
 import horizonbandits.commit.grid as grid
 from horizonbandits.commit import UCBCommit, UniformCommit, simulate
 from horizonbandits.commit import instances as commit_instances
 from horizonbandits.commit.portfolio_instances import section73
-from horizonbandits.commit.roscoc import ROSCOC, UCBPortfolio
-from horizonbandits.experiments.cache import CacheWarning
+from horizonbandits.commit import ROSCOC, UCBPortfolio
+from horizonbandits.compute.cache import CacheWarning
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from horizonbandits.commit.portfolio import portfolio_solve, portfolio_solve_exa
 from horizonbandits.rising import CureUCB, RisingInstance, simulate
 from horizonbandits.rising import imdb as imdb_mod
 from horizonbandits.rising.instances import ltf, ltf_saturating
-from horizonbandits.rising.loaders import from_csv, from_npy
+
 
 
 def _one_line(err) -> str:
@@ -58,7 +58,7 @@ def test_from_csv_empty_file_names_the_file(tmp_path):
     path = tmp_path / "curves.csv"
     path.write_text("")
     with pytest.raises(ValueError) as err:
-        from_csv(path)
+        RisingInstance.from_csv(path)
     msg = _one_line(err)
     assert str(path) in msg and "empty" in msg
 
@@ -93,7 +93,7 @@ def test_truncated_npy_in_from_npy_names_the_file(tmp_path):
     np.save(tmp_path / "a.npy", np.linspace(0.5, 0.9, 1000))
     _truncated_npy(tmp_path / "b.npy")
     with pytest.raises(ValueError) as err:
-        from_npy([tmp_path / "a.npy", tmp_path / "b.npy"])
+        RisingInstance.from_npy([tmp_path / "a.npy", tmp_path / "b.npy"])
     msg = _one_line(err)
     assert str(tmp_path / "b.npy") in msg
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from horizonbandits.rising import RisingInstance
 from horizonbandits.rising.llm import read_trajectories
-from horizonbandits.rising.loaders import from_csv, from_npy, read_npy
+from horizonbandits.rising.loaders import read_npy
 
 
 def _long(rows) -> str:
@@ -17,7 +18,7 @@ def test_an_arm_named_na_is_an_arm(tmp_path):
     path = tmp_path / "c.csv"
     path.write_text(_long([(arm, n, 0.1 * (i + 1) + 0.01 * n) for i, arm in enumerate(["a", "NA", "nan"])
                            for n in range(4)]))
-    inst = from_csv(path)
+    inst = RisingInstance.from_csv(path)
     assert inst.K == 3 and inst.names == ("a", "NA", "nan")
     assert inst.means[1].tolist() == pytest.approx([0.2, 0.21, 0.22, 0.23])
 
@@ -34,7 +35,7 @@ def test_csv_cells_that_would_change_silently_are_refused(tmp_path, text, fragme
     path = tmp_path / "c.csv"
     path.write_text(text)
     with pytest.raises(ValueError) as err:
-        from_csv(path)
+        RisingInstance.from_csv(path)
     assert fragment in str(err.value) and "\n" not in str(err.value)
 
 
@@ -47,7 +48,7 @@ def test_npy_files_that_are_not_arrays_of_numbers_are_one_line(tmp_path, save, f
     path = tmp_path / "curve.npy"
     with open(path, "wb") as fh:
         save(fh)
-    for load in (read_npy, lambda p: from_npy([p, p])):
+    for load in (read_npy, lambda p: RisingInstance.from_npy([p, p])):
         with pytest.raises(ValueError) as err:
             load(path)
         assert str(err.value).startswith(str(path)) and fragment in str(err.value) and "\n" not in str(err.value)

@@ -3,7 +3,7 @@ import numpy as np
 
 from horizonbandits import seeds
 from horizonbandits.commit import CommitProblem, sampling
-from horizonbandits.commit.concave import policy_stream_seed as portfolio_policy_seed
+from horizonbandits.commit.portfolio_model import policy_stream_seed as portfolio_policy_seed
 from horizonbandits.experiments import instance_seed, instance_set
 from horizonbandits.rising import ltf_random
 from horizonbandits.rising.observations import arm_seed_sequence, draw_observations, policy_stream_seed

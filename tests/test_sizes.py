@@ -8,10 +8,11 @@ import pytest
 
 import horizonbandits.commit as C
 import horizonbandits.rising as R
+from horizonbandits.rising import RisingInstance
 from horizonbandits import errors
 from horizonbandits.rising.generators import concave_random
 from horizonbandits.rising.llm import replay_means
-from horizonbandits.rising.loaders import from_callables
+
 
 GB = 1024**3
 
@@ -33,7 +34,7 @@ def _bernoulli(N: int) -> C.CommitProblem:
     (lambda: R.ltf_random(np.random.default_rng(0), K=5_000, T_ref=100_000), "K=5000"),
     (lambda: concave_random(np.random.default_rng(0), K=5, H=100_000, T_max=10_000_000), "T_max=10000000"),
     (lambda: R.prop53(100_000_000, 0.25), "T=100000000"),
-    (lambda: from_callables([np.sqrt, np.log1p], T_max=50_000_000), "T_max=50000000"),
+    (lambda: RisingInstance.from_callables([np.sqrt, np.log1p], T_max=50_000_000), "T_max=50000000"),
     (lambda: replay_means([0.1, 0.5], T_max=100_000_000), "T_max=100000000"),
     (lambda: C.simulate(_bernoulli(20_000_000), C.RAEC(), draws="table"), "N=20000000"),  # the trial's N
 ])

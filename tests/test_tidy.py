@@ -5,10 +5,10 @@ import pytest
 
 from horizonbandits.commit import UCBCommit, UniformCommit
 from horizonbandits.commit import instances as commit_instances
-from horizonbandits.commit.concave import portfolio_grid
+from horizonbandits.commit.portfolio_model import portfolio_grid
 from horizonbandits.commit.grid import run_grid as commit_grid
 from horizonbandits.commit.portfolio_instances import section73
-from horizonbandits.commit.roscoc import ROSCOC, UCBPortfolio
+from horizonbandits.commit import ROSCOC, UCBPortfolio
 from horizonbandits.experiments import TIDY_COLUMNS, run_grid, tidy_grid
 from horizonbandits.rising import CureUCB, RedUCB, ltf_random
 
@@ -55,7 +55,7 @@ def test_bad_problems():
 
 def test_every_model_names_the_root_seed_that_simulate_takes():
     from horizonbandits.commit import simulate as commit_simulate
-    from horizonbandits.commit.concave import simulate as portfolio_simulate
+    from horizonbandits.commit.portfolio_model import simulate as portfolio_simulate
     from horizonbandits.rising import simulate as rising_simulate
     inst = ltf_random(np.random.default_rng(3), K=3, T_ref=400)
     rising = tidy_grid({"a": inst}, {"CURE": CureUCB()}, [400], n_seeds=3, seed=5, **KW)

@@ -12,7 +12,7 @@ KEY              stream
                  :func:`arm_reward_key`; pull n's reward is a pure function of (key, n), see
                  ``counter_rng`` and ``rising.observations``), the commitment outcome tables
                  (``commit.sampling.draw_tables``), the portfolio model's f-rewards
-                 (``commit.concave``)
+                 (``commit.portfolio_model``)
 ``(s, 1)``       the policy's own randomness (tie-breaks, random commitments), all models
 ``(s, 2)``       the commitment model's batch draws (``draws="batch"``, a splitmix64 stream)
 ``(s, 2, i)``    the portfolio model's outcome vectors of arm i

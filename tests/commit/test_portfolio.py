@@ -3,12 +3,12 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from horizonbandits.commit.concave import (PortfolioProblem, clipped_normal_moments, run_seed, simulate,
+from horizonbandits.commit.portfolio_model import (PortfolioProblem, clipped_normal_moments, run_seed, simulate,
                                            theorem63_stage1_budget)
 from horizonbandits.commit.portfolio import (OptimisticPortfolioSolver, QuadraticReward, portfolio_solve,
                                              portfolio_solve_exact, solver_for)
 from horizonbandits.commit.portfolio_instances import SECTION73_OUTCOMES, section73
-from horizonbandits.commit.roscoc import ROSCOC, UCBPortfolio
+from horizonbandits.commit import ROSCOC, UCBPortfolio
 
 
 def random_quadratic(rng, d):
@@ -228,9 +228,9 @@ def test_stage1_budget_balances_the_two_terms_of_theorem63():
 
 def test_portfolio_results_do_not_depend_on_what_ran_before_in_the_process():
     """The cvxpy problems are shared by every policy of a process; a solve must not start from the last one."""
-    from horizonbandits.commit.concave import portfolio_grid
+    from horizonbandits.commit.portfolio_model import portfolio_grid
     from horizonbandits.commit.portfolio_instances import section73
-    from horizonbandits.commit.roscoc import ROSCOC, UCBPortfolio
+    from horizonbandits.commit import ROSCOC, UCBPortfolio
     both = portfolio_grid(section73, [300], [ROSCOC(), UCBPortfolio()], n_seeds=2, seed=0, cache=False)
     alone = portfolio_grid(section73, [300], [UCBPortfolio()], n_seeds=2, seed=0, cache=False)
     assert np.array_equal(both.regret.to_numpy()[2:], alone.regret.to_numpy())

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from horizonbandits.commit import CommitProblem, NoShiftElimination
-from horizonbandits.commit.concave import PortfolioProblem, policy_stream_seed, run_seed
+from horizonbandits.commit.portfolio_model import PortfolioProblem, policy_stream_seed, run_seed
 from horizonbandits.commit.portfolio import ConcaveReward, QuadraticReward, portfolio_solve_exact
 from horizonbandits.commit.portfolio_instances import section73
-from horizonbandits.commit.roscoc import (ROSCOC, UCBPortfolio, eliminate_on_f, eliminate_on_f_reference,
-                                          round_robin_fill, ucb_f_counts, ucb_f_reference)
+from horizonbandits.commit.policies.roscoc import ROSCOC, eliminate_on_f, eliminate_on_f_reference, round_robin_fill
+from horizonbandits.commit.policies.ucb_portfolio import UCBPortfolio, ucb_f_counts, ucb_f_reference
 
 
 def test_ucb_kernel_picks_the_reference_arms():
@@ -232,19 +232,23 @@ def test_parameter_validation():
     assert ROSCOC().label == "ROSCOC" and UCBPortfolio().label == "UCB-Portfolio"
 
 
-def test_portfolio_policies_are_registered_and_old_paths_still_work():
+def test_portfolio_policies_are_registered():
     import horizonbandits.commit as commit
-    import horizonbandits.commit.roscoc as old
     from horizonbandits.commit.policies import roscoc as new_roscoc
     from horizonbandits.commit.policies import ucb_portfolio as new_ucb
     assert commit.PORTFOLIO_POLICIES == {"ROSCOC": new_roscoc.ROSCOC, "UCB-Portfolio": new_ucb.UCBPortfolio}
-    assert old.ROSCOC is commit.ROSCOC is new_roscoc.ROSCOC and old.UCBPortfolio is new_ucb.UCBPortfolio
-    assert old.eliminate_on_f is new_roscoc.eliminate_on_f and old.ucb_f_counts is new_ucb.ucb_f_counts
+    assert commit.ROSCOC is new_roscoc.ROSCOC and commit.UCBPortfolio is new_ucb.UCBPortfolio
     from horizonbandits.workbook.params import POLICY_REGISTRIES
     assert ("portfolio", "horizonbandits.commit", "PORTFOLIO_POLICIES") in POLICY_REGISTRIES
 
 
-def test_reference_elimination_keeps_its_old_import_path():
-    from horizonbandits.commit.elimination import reference_elimination as old
-    from horizonbandits.commit.policies.raec import reference_elimination as new
-    assert old is new
+def test_moved_modules_have_no_aliases_left():
+    """Issue 30: the old module names and attribute redirects are gone, not kept as aliases."""
+    import importlib
+
+    import horizonbandits.commit.elimination as elimination
+    import horizonbandits.commit.instances as instances
+    for old in ("horizonbandits.commit.concave", "horizonbandits.commit.roscoc"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
+    assert not hasattr(elimination, "reference_elimination") and not hasattr(instances, "section73")

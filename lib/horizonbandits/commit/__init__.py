@@ -9,8 +9,8 @@ Modules: ``problem`` (CommitProblem), ``policies`` (RAEC, UCBCommit, UniformComm
 imported on first use, the portfolio policies ROSCOC and UCB-Portfolio),
 ``elimination`` (the epoch engine shared by the elimination policies), ``commitment`` (the commit step),
 ``sampling`` (seeds, block sums, outcome tables), ``simulate``, ``grid`` (tidy tables for notebooks),
-``theory`` and ``instances``; ``portfolio_model`` (the portfolio problem of section 6.2, its simulate and grid;
-``concave`` is its old name) with ``portfolio`` (rewards, solvers) and ``portfolio_instances``.
+``theory`` and ``instances``; ``portfolio_model`` (the portfolio problem of section 6.2, its simulate and grid)
+with ``portfolio`` (rewards, solvers) and ``portfolio_instances``.
 """
 from . import instances, theory
 from .grid import run_grid, slope, summarise

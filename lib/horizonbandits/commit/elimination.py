@@ -275,12 +275,3 @@ def elimination_table(N, targets_g, targets_f, commit_mode, CF, CG, pol_seed, co
     active_f = np.ones(K, dtype=np.bool_)
     return elimination_run(N, targets_g, targets_f, commit_mode, True, CF, CG, env, pol,
                            0, e1, e1, e2, e1, e1, counts_out, sumf, sumg, active_g, active_f)
-
-
-
-def __getattr__(name):
-    # the per-round reference moved beside RAEC; imported lazily because policies.raec imports this module
-    if name == "reference_elimination":
-        from .policies.raec import reference_elimination
-        return reference_elimination
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -51,8 +51,8 @@ def run_grid(cases, policies, n_seeds: int, seed: int = 0, draws: str = "batch",
     or a local cluster), ``cache`` (read and write ``cache_dir``, else ``$HB_CACHE_DIR``, else
     ``outputs/cache``) and ``progress`` as in ``experiments.run_grid``. Results do not depend on them.
     """
-    from ..experiments.cache import code_digest, digest
-    from ..experiments.runner import Task, fingerprint, run_cached
+    from ..compute.cache import code_digest, digest
+    from ..compute.tasks import Task, fingerprint, run_cached
     n_seeds = check_int("n_seeds", n_seeds, 1)
     seed = check_int("seed", seed, 0)
     check_choice("draws", draws, ("batch", "table"))

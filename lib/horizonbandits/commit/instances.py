@@ -253,10 +253,3 @@ def _binary_probs(K, base, delta):
 
 
 # ----------------------------------------------------------------------------------------- section 7.3
-# ``section73`` lives in ``portfolio_instances.py``; it is re-exported here.
-def __getattr__(name):
-    # Loaded on first use: the portfolio instance pulls in cvxpy, which takes seconds to import.
-    if name == "section73":
-        from .portfolio_instances import section73
-        return section73
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

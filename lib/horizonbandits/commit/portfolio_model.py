@@ -1,6 +1,5 @@
 """The concave-commitment model of section 6.2: a portfolio problem, its regret, its simulator and grid.
 
-(Formerly ``commit/concave.py``; that name still imports this module.)
 
 Model (problem (6) of the paper). K arms, experiment length N, horizon T. A pull of arm i yields an
 outcome with d + 1 coordinates: an experiment-phase reward f in {0, 1}, Bernoulli(mu_f[i]), and an
@@ -299,8 +298,8 @@ def portfolio_grid(make_problem, horizons, policies, n_seeds: int, seed: int = 0
     """
     import pandas as pd
 
-    from ..experiments.cache import code_digest, digest
-    from ..experiments.runner import Task, fingerprint, run_cached
+    from ..compute.cache import code_digest, digest
+    from ..compute.tasks import Task, fingerprint, run_cached
     n_seeds = check_int("n_seeds", n_seeds, 1)
     seed = check_int("seed", seed, 0)
     chunk_size = check_int("chunk_size", chunk_size, 1)

@@ -46,7 +46,7 @@ def simulate(problem: CommitProblem, policy: CommitPolicy, n_seeds: int = 1, see
     block sums and is the fast path; ``draws="table"`` pre-draws every pull's outcome (common random
     numbers across policies, exact agreement with the references; slower, memory K x N per run).
 
-    A portfolio problem (``instances.section73``, ``portfolio_model.PortfolioProblem``) is handed to
+    A portfolio problem (``portfolio_instances.section73``, ``portfolio_model.PortfolioProblem``) is handed to
     ``portfolio_model.simulate`` with its ROSCOC / UCBPortfolio policies, so one entry point serves both models.
     """
     if type(problem).__name__ == "PortfolioProblem":

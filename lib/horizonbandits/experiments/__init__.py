@@ -25,7 +25,7 @@ Each instance gets its own noise seed, derived from ``seed`` and a digest of its
 (``instance_seed``), so two instances never share noise streams and an instance keeps its seed
 whatever else is in the grid.
 
-Cache (``experiments.cache``): one file per (instance, policy, run, chunk) under the cache
+Cache (``compute.cache``): one file per (instance, policy, run, chunk) under the cache
 folder (``cache_dir``, else ``$HB_CACHE_DIR``, else ``outputs/cache``) whose name is a hash of
 everything that determines the numbers: the mean table, names and noise model of the instance, the
 policy's class and hyperparameters, the horizon(s) of the run, the seed and seed indices, and the
@@ -33,7 +33,7 @@ package's numerical code (``cache.code_digest``: docstrings, comments, the CLI, 
 plotting are left out). Files are written atomically as results arrive, so an interrupted run
 resumes where it stopped and a rerun is instant; a damaged entry is recomputed with one warning.
 
-Backends (``experiments.executor``): loky, dask or sequential; ``$HB_DASK_ADDRESS`` sends the
+Backends (``compute.executor``): loky, dask or sequential; ``$HB_DASK_ADDRESS`` sends the
 grid to that dask scheduler whatever ``backend`` says.
 """
 from __future__ import annotations
@@ -53,10 +53,8 @@ from ..rising.oracle import optimal_arm
 from ..rising.policies.base import POLICIES, RisingPolicy, make_policy
 from ..seeds import grid_instance_seed, instance_generator
 from ..stats import paired_differences, regret_summary, win_rate_matrix, win_rates  # noqa: F401
-from ..stats import _bootstrap_index, _per_instance_means  # noqa: F401
-from .cache import CacheWarning, ResultCache, code_digest, default_cache_dir, digest  # noqa: F401
-from .executor import (BACKENDS, _DASK_CLIENTS, ClusterError, close_dask_clients, cluster_address,  # noqa: F401
-                       resolve_backend, run_tasks, workers_for)
+from ..compute.cache import ResultCache, code_digest, default_cache_dir, digest
+from ..compute.executor import resolve_backend, run_tasks, workers_for
 
 COLUMNS = ["instance", "policy", "T", "seed", "root_seed", "regret", "optimal_pulls", "optimal_arm", "K", "wall_time"]
 

@@ -37,8 +37,8 @@ from ..rising.instances import RisingInstance, ltf_random, ltf_saturating
 from ..rising.observations import checked_reward_source
 from ..rising.oracle import collected_value
 from ..rising.policies import CureUCB, RedUCB
-from .cache import code_digest, digest
-from .runner import Task, fingerprint, run_cached
+from ..compute.cache import code_digest, digest
+from ..compute.tasks import Task, fingerprint, run_cached
 
 PROBES = ("theorem", "real-valued saturation", "ties", "eps > 0", "noise")
 COLUMNS = ["probe", "instance", "K", "T", "cure", "red", "diff", "plateaus", "saturation", "slopes"]

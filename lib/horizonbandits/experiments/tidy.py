@@ -2,7 +2,7 @@
 
 ``tidy_grid(problems, policies, horizons, n_seeds, seed, ...)`` runs any of the three models
 through its grid (``experiments.run_grid`` for rising instances, ``commit.grid.run_grid`` for
-commitment problems, ``commit.concave.portfolio_grid`` for portfolio problems) with the same
+commitment problems, ``commit.portfolio_model.portfolio_grid`` for portfolio problems) with the same
 backends, cache and ``$HB_DASK_ADDRESS``, and returns one row per (problem, policy, T, seed index)
 with the columns
 
@@ -42,7 +42,7 @@ def model_of(problem) -> str:
     from ..commit.problem import CommitProblem
     if isinstance(problem, CommitProblem):
         return "commitment"
-    from ..commit.concave import PortfolioProblem
+    from ..commit.portfolio_model import PortfolioProblem
     if isinstance(problem, PortfolioProblem):
         return "portfolio"
     raise ValueError(f"problem={problem!r} is not allowed: expected a RisingInstance, a CommitProblem or a PortfolioProblem")
@@ -92,7 +92,7 @@ def tidy_grid(problems, policies, horizons=None, n_seeds: int = 1, seed: int = 0
                                    "commitment_regret": "commitment"})
         out = out[["problem", "policy", "T", "seed_index", "regret", "N", "experiment", "commitment", "committed"]]
     else:
-        from ..commit.concave import portfolio_grid
+        from ..commit.portfolio_model import portfolio_grid
         names = dict(policies) if isinstance(policies, Mapping) else None
         chosen = list(names.values()) if names is not None else list(policies)
         frames = []

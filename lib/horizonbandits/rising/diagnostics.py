@@ -8,11 +8,13 @@ point, its cumulative reward up to T, and the optimal arm at T.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from .instances import RisingInstance
+if TYPE_CHECKING:  # a type hint only: instances imports this module for RisingInstance.diagnose
+    from .instances import RisingInstance
 
 # Theorem -> the assumptions (names of DiagnosisReport.assumptions) it needs.
 THEOREMS = {

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import as_float_array, check_int, check_real, check_table_memory
+from .loaders import callables_table, csv_table, npy_table
 
 NOISE_MODELS = ("gaussian sigma >= 0", "bernoulli")
 
@@ -97,21 +98,21 @@ class RisingInstance:
 
     @staticmethod
     def from_callables(funcs, T_max: int, names=None, noise=0.01) -> RisingInstance:
-        """mu_i(n) = funcs[i](n) for n = 0..T_max (see ``rising.loaders.from_callables``)."""
-        from .loaders import from_callables
-        return from_callables(funcs, T_max, names=names, noise=noise)
+        """mu_i(n) = funcs[i](n) for n = 0..T_max (see ``rising.loaders.callables_table``)."""
+        means, names = callables_table(funcs, T_max, names=names)
+        return RisingInstance(means, names=names, noise=noise)
 
     @staticmethod
     def from_csv(path, noise=0.01, names=None) -> RisingInstance:
-        """Curves from a CSV file: columns arm, n, mean; or one column per arm (``rising.loaders.from_csv``)."""
-        from .loaders import from_csv
-        return from_csv(path, noise=noise, names=names)
+        """Curves from a CSV file: columns arm, n, mean; or one column per arm (``rising.loaders.csv_table``)."""
+        means, names = csv_table(path, names=names)
+        return RisingInstance(means, names=names, noise=noise)
 
     @staticmethod
     def from_npy(paths, names=None, noise=0.01, prepend_first: bool = False) -> RisingInstance:
-        """Curves from one 2-D .npy file or several 1-D ones (``rising.loaders.from_npy``)."""
-        from .loaders import from_npy
-        return from_npy(paths, names=names, noise=noise, prepend_first=prepend_first)
+        """Curves from one 2-D .npy file or several 1-D ones (``rising.loaders.npy_table``)."""
+        means, names = npy_table(paths, names=names, prepend_first=prepend_first)
+        return RisingInstance(means, names=names, noise=noise)
 
     def __repr__(self) -> str:
         return f"RisingInstance(K={self.K}, T_max={self.T_max}, noise={self.noise!r}, names={list(self.names)})"

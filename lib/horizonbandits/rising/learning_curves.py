@@ -423,8 +423,8 @@ def _chunk_counts(learners, X, y, start, stop, T, seed) -> dict:
 
 def _cached_counts(learners, X, y, n_runs, T, seed, n_jobs, backend, cache_dir, progress) -> np.ndarray:
     """The summed counts of runs 0..n_runs-1, computed as cached tasks of CACHE_CHUNK_RUNS runs each."""
-    from ..experiments.cache import code_digest, digest
-    from ..experiments.runner import Task, fingerprint, run_cached
+    from ..compute.cache import code_digest, digest
+    from ..compute.tasks import Task, fingerprint, run_cached
 
     data = digest(X.shape, X.tobytes(), y.tobytes())
     who = [fingerprint(x) for x in learners]
@@ -466,7 +466,7 @@ def learning_curves(learners, X, y, n_runs: int, T: int | None = None, seed: int
     prediction was right, an estimate of mu(n). ``n_jobs`` > 1 splits the runs over joblib
     workers (``backend``: "loky" processes by default, -1 = every core); the result is the same for any
     ``n_jobs``. ``cache=True`` runs the runs in chunks of ``CACHE_CHUNK_RUNS`` as cached tasks
-    (``experiments.runner.run_cached``: ``cache_dir``, else ``$HB_CACHE_DIR``, else outputs/cache;
+    (``compute.tasks.run_cached``: ``cache_dir``, else ``$HB_CACHE_DIR``, else outputs/cache;
     ``backend`` then one of "loky", "dask", "sequential"), so a rerun reads them back, with a progress
     bar if ``progress``.
     """
@@ -493,7 +493,7 @@ def learning_curves(learners, X, y, n_runs: int, T: int | None = None, seed: int
         counts = _run_chunk(learners, X, y, runs, T, seed)
     else:
         from joblib import Parallel, delayed
-        from ..experiments.executor import workers_for
+        from ..compute.executor import workers_for
         chunks = [c for c in np.array_split(runs, workers_for(n_jobs)) if c.size]
         parts = Parallel(n_jobs=n_jobs, backend=backend)(delayed(_run_chunk)(learners, X, y, c, T, seed) for c in chunks)
         counts = np.sum(parts, axis=0)  # integer sums: exact whatever the split

@@ -1,6 +1,7 @@
-"""Build a RisingInstance from functions, CSV files or numpy files, with clear errors.
+"""Mean tables from functions, CSV files or numpy files, with clear errors.
 
-These back ``RisingInstance.from_callables``, ``.from_csv`` and ``.from_npy``.
+Each returns ``(means, names)``; ``RisingInstance.from_callables``, ``.from_csv`` and ``.from_npy``
+build the instance from them (so this module does not import ``instances``, which imports it).
 """
 from __future__ import annotations
 
@@ -12,10 +13,9 @@ import numpy as np
 from ..errors import check_int, check_table_memory
 
 
-def from_callables(funcs: Sequence[Callable], T_max: int, names=None, noise=0.01):
+def callables_table(funcs: Sequence[Callable], T_max: int, names=None) -> tuple[np.ndarray, list | None]:
     """mu_i(n) = funcs[i](n) for n = 0..T_max. Each function is called once on the integer array
     n = 0..T_max; a function that only takes scalars is called once per n instead."""
-    from .instances import RisingInstance
     T_max = check_int("T_max", T_max, 1)
     funcs = list(funcs)
     if len(funcs) < 2:
@@ -40,7 +40,7 @@ def from_callables(funcs: Sequence[Callable], T_max: int, names=None, noise=0.01
         names = [getattr(f, "__name__", f"arm {i}") for i, f in enumerate(funcs)]
         if len(set(names)) < len(names) or "<lambda>" in names:
             names = None
-    return RisingInstance(np.vstack(rows), names=names, noise=noise)
+    return np.vstack(rows), names
 
 
 def read_csv_exactly(path, what: str, **options):
@@ -86,7 +86,7 @@ def _numbers(column) -> np.ndarray:
     return pd.to_numeric(column.str.strip(), errors="coerce").to_numpy(dtype=float)
 
 
-def from_csv(path, noise=0.01, names=None):
+def csv_table(path, names=None) -> tuple[np.ndarray, list | None]:
     """Read mean curves from a CSV file in one of two layouts:
 
     - long: columns ``arm``, ``n``, ``mean``, one row per arm and pull count n = 0..T_max;
@@ -98,7 +98,6 @@ def from_csv(path, noise=0.01, names=None):
     missing or non-numeric values and arms of different lengths are errors naming the file, the arm
     and the first offending n.
     """
-    from .instances import RisingInstance
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"path={str(path)!r} is not a file")
@@ -141,7 +140,7 @@ def from_csv(path, noise=0.01, names=None):
     if len(lengths) > 1:
         detail = ", ".join(f"{a}: {len(c)}" for a, c in zip(arm_names, curves))
         raise ValueError(f"{path.name}: arms have different lengths ({detail}): every arm needs n = 0..T_max")
-    return RisingInstance(np.vstack(curves), names=names or arm_names, noise=noise)
+    return np.vstack(curves), names or arm_names
 
 
 def read_npy(path) -> np.ndarray:
@@ -181,11 +180,10 @@ def _check_column(label: str, n: np.ndarray, mean: np.ndarray) -> None:
         raise ValueError(f"{label}: mean at n={bad[0]} is missing or not a finite number")
 
 
-def from_npy(paths, names=None, noise=0.01, prepend_first: bool = False):
+def npy_table(paths, names=None, prepend_first: bool = False) -> tuple[np.ndarray, list | None]:
     """Read mean curves from numpy files: one 2-D file (K x (T_max+1)), or several 1-D files (one
     per arm, named after the file). ``prepend_first=True`` treats entry k of a 1-D file as mu(k+1)
     and sets mu(0) = mu(1) (the layout of the IMDB learning curves)."""
-    from .instances import RisingInstance
     if isinstance(paths, (str, Path)):
         paths = [paths]
     paths = [Path(p) for p in paths]
@@ -212,4 +210,4 @@ def from_npy(paths, names=None, noise=0.01, prepend_first: bool = False):
     if bad.size:
         i, n = bad[0]
         raise ValueError(f"arm {i} has a non-finite mean at column {n}: every mean must be finite")
-    return RisingInstance(means, names=arm_names, noise=noise)
+    return means, arm_names

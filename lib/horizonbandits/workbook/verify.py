@@ -1,6 +1,6 @@
 """``hb cache verify``: recompute a sample of the result cache's entries and compare.
 
-The cache is trusted input (``experiments.cache``): its digest catches damage, not an entry rewritten
+The cache is trusted input (``compute.cache``): its digest catches damage, not an entry rewritten
 with other numbers and a fresh digest. Entries hold results, not the recipe that made them, so the
 recipes are the notebooks themselves: the profile's notebooks run into a scratch folder (the
 profile's outputs are not touched) against the cache to check, with ``HB_CACHE_VERIFY=N``, so each
