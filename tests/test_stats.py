@@ -1,4 +1,6 @@
 """stats.py holds the statistics; the old import paths the notebooks use still give the same functions."""
+import math
+
 import numpy as np
 import pytest
 from scipy.stats import norm
@@ -47,3 +49,20 @@ def test_bootstrap_band_is_the_seeded_percentile_interval_of_the_mean():
     narrow = bootstrap_band(x, level=0.5)
     assert lo < narrow[0] < narrow[1] < hi
     assert bootstrap_band([5.0]) == (5.0, 5.0)
+
+
+def test_difference_of_independent_estimates():
+    from horizonbandits.stats import Estimate, difference, proportion_estimate
+    a, b = Estimate(10.0, 8.0, 12.0, 50), Estimate(4.0, 1.0, 7.0, 40)
+    d = difference(a, b)
+    assert d.value == 6.0 and d.n == 40
+    assert abs(d.half_width - math.hypot(2.0, 3.0)) < 1e-12
+    # Newcombe's hybrid score interval: asymmetric, from the two Wilson intervals
+    p, q = proportion_estimate(199, 200), proportion_estimate(180, 200)
+    d = difference(p, q)
+    assert d.percent and abs(d.value - 0.095) < 1e-12
+    assert abs((d.value - d.low) - math.hypot(p.value - p.low, q.high - q.value)) < 1e-12
+    assert abs((d.high - d.value) - math.hypot(p.high - p.value, q.value - q.low)) < 1e-12
+    assert d.low > 0 and d.high < 0.2
+    with pytest.raises(ValueError, match="level"):
+        difference(a, Estimate(1.0, 0.0, 2.0, 5, level=0.9))

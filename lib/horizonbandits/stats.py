@@ -5,6 +5,7 @@
   the rising grid's summaries over instances, with percentile-bootstrap intervals over instances
   (resampling indices from ``numpy.random.default_rng(seed)``, so the same table and seed give
   the same interval).
+- :func:`difference`: the difference of two independent estimates with its interval.
 - :func:`slope`, :func:`half_slopes`: least-squares slopes of log y on log x (scaling exponents).
 - :func:`bootstrap_band`: a seeded, vectorised percentile-bootstrap interval of a mean, for seaborn's
   ``errorbar=`` (seaborn's own bootstrap is unseeded and loops in Python).
@@ -145,6 +146,22 @@ def proportion_estimate(successes: int, n: int, unit: str = "runs", level: float
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return Estimate(p, max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)), n, unit, level, percent=True)
 
+
+
+def difference(a: Estimate, b: Estimate) -> Estimate:
+    """``a - b`` for two independent estimates at the same level, with an interval.
+
+    Each end adds in quadrature the distances of ``a`` and ``b`` to the ends of their intervals that
+    move the difference that way: for two Wilson intervals (:func:`proportion_estimate`) this is
+    Newcombe's hybrid score interval of a difference of shares, for two symmetric intervals of means
+    the usual half-width sqrt(h_a^2 + h_b^2). ``n`` is the smaller of the two sample sizes.
+    """
+    if a.level != b.level:
+        raise ValueError(f"a.level={a.level!r}, b.level={b.level!r} is not allowed: the intervals must have the same level")
+    d = a.value - b.value
+    below = math.hypot(a.value - a.low, b.high - b.value)
+    above = math.hypot(a.high - a.value, b.value - b.low)
+    return Estimate(d, d - below, d + above, min(a.n, b.n), a.unit, a.level, a.percent and b.percent)
 
 
 def _bootstrap_index(n: int, n_boot: int, seed: int) -> np.ndarray:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from horizonbandits.commit import (CommitProblem, NoShiftElimination, RAEC, UCBCommit, UniformCommit,
-                                   reference_runs, simulate)
+                                   reference_runs, simulate, stage1_survivors)
 from horizonbandits.commit import instances, theory
 from horizonbandits.commit.elimination import allocate_round_robin
 from horizonbandits.commit.sampling import draw_tables, environment_stream_seeds, policy_stream_seeds
@@ -184,3 +184,47 @@ def test_labels_show_changed_hyperparameters():
     assert RAEC(commit="empirical").label == "RAEC(commit='empirical')"
     assert instances.section72_policy().label.startswith("RAEC(eps='by_region', stage1_scale=0.04")
     assert instances.section72_policy(eps_rule="theorem3.1").label.startswith("RAEC(stage1_scale=0.04")
+
+
+ELIMINATION = [RAEC(), RAEC(commit="empirical", stage1_scale=0.1), RAEC(eps=0.05, stage2_scale=0.1),
+               NoShiftElimination(stage_scale=0.2)]
+
+
+@pytest.mark.parametrize("name", ["bernoulli", "eliminating", "discrete"])
+@pytest.mark.parametrize("policy", ELIMINATION, ids=lambda p: p.label)
+def test_stage1_set_on_tables_is_the_reference_trace_set(name, policy):
+    # the set the compiled path reports is the one the per-round trace commits from (RAEC: A_g when Stage I
+    # ends; the structural policy has no Stage I and keeps every arm in A_g)
+    problem = PROBLEMS[name]
+    seeds = policy_stream_seeds(5, 6)
+    for s in range(6):
+        F, G = draw_tables(problem, problem.N, seed=5, s=s)
+        counts, committed, active_g = policy.run_table_sets(problem, F, G, int(seeds[s]))
+        _, _, epochs = policy.reference(problem, F, G, int(seeds[s]), trace=True)
+        stage1 = [e for e in epochs if e["stage"] == "I (g)"]
+        expected = set(range(problem.K))
+        for e in stage1:
+            expected = set(e["active"]) - set(e["eliminated"])
+        assert set(np.flatnonzero(active_g)) == expected
+        if not isinstance(policy, NoShiftElimination):
+            assert active_g[committed]
+
+
+def test_stage1_survivors_pair_with_simulate_and_shrink_on_a_wide_g_gap():
+    problem = PROBLEMS["eliminating"]  # g-best arm 2 by 0.3: Stage I removes the g-bad arms in most runs
+    policy = RAEC(commit="empirical", stage1_scale=0.2)
+    res = simulate(problem, policy, n_seeds=200, seed=4)
+    sets = stage1_survivors(problem, policy, n_seeds=200, seed=4)
+    assert sets.shape == (200, problem.K)
+    assert sets[np.arange(200), res.committed].all()  # the commitment is drawn from A_g, run by run
+    assert sets[:, problem.best_g].mean() > 0.9
+    assert sets.sum(axis=1).mean() < problem.K - 1  # elimination happened: the set is not all the arms
+    counts, committed, _ = policy.run_batch_sets(problem, environment_stream_seeds(4, 200), policy_stream_seeds(4, 200))
+    np.testing.assert_array_equal(counts, res.pulls)
+    np.testing.assert_array_equal(committed, res.committed)
+    tables = stage1_survivors(problem, policy, n_seeds=5, seed=4, draws="table")
+    for s in range(5):
+        F, G = draw_tables(problem, problem.N, seed=4, s=s)
+        np.testing.assert_array_equal(tables[s], policy.run_table_sets(problem, F, G, int(policy_stream_seeds(4, 5)[s]))[2])
+    with pytest.raises(ValueError, match="policy="):
+        stage1_survivors(problem, UCBCommit(), n_seeds=3)

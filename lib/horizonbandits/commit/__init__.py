@@ -17,10 +17,10 @@ from .grid import run_grid, slope, summarise
 from .policies import (COMMIT_POLICIES, RAEC, CommitPolicy, NoShiftElimination, PortfolioPolicy, UCBCommit,
                        UniformCommit, make_commit_policy)
 from .problem import CommitProblem
-from .simulate import CommitResult, reference_runs, simulate
+from .simulate import CommitResult, reference_runs, simulate, stage1_survivors
 
 __all__ = ["CommitProblem", "CommitPolicy", "PortfolioPolicy", "CommitResult", "RAEC", "UCBCommit", "UniformCommit",
-           "NoShiftElimination", "COMMIT_POLICIES", "make_commit_policy", "simulate", "reference_runs",
+           "NoShiftElimination", "COMMIT_POLICIES", "make_commit_policy", "simulate", "reference_runs", "stage1_survivors",
            "run_grid", "summarise", "slope", "theory", "instances"]
 
 # Portfolio extension (section 6.2 / 7.3): loaded on first use, because cvxpy takes seconds to import.

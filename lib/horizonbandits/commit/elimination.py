@@ -241,8 +241,9 @@ def elimination_run(N, targets_g, targets_f, commit_mode, use_table, CF, CG, env
 
 @njit(cache=True)
 def elimination_batch(N, targets_g, targets_f, commit_mode, env_seeds, pol_seeds, kind, mu_f, mu_g, probs,
-                      fv, gv, counts_out, committed_out):
-    """``draws="batch"``: one run per seed index, block sums drawn from each seed's own stream."""
+                      fv, gv, counts_out, committed_out, active_g_out):
+    """``draws="batch"``: one run per seed index, block sums drawn from each seed's own stream.
+    ``active_g_out[s]`` receives run s's g-set A_g when Stage I ends (the set the commitment draws from)."""
     K = mu_f.size
     dummy = np.zeros((1, 1))
     env = np.empty(1, dtype=np.uint64)
@@ -258,11 +259,13 @@ def elimination_batch(N, targets_g, targets_f, commit_mode, env_seeds, pol_seeds
         committed_out[s] = elimination_run(N, targets_g, targets_f, commit_mode, False, dummy, dummy, env, pol,
                                            kind, mu_f, mu_g, probs, fv, gv, counts, sumf, sumg, active_g, active_f)
         counts_out[s, :] = counts
+        active_g_out[s, :] = active_g
 
 
 @njit(cache=True)
-def elimination_table(N, targets_g, targets_f, commit_mode, CF, CG, pol_seed, counts_out):
-    """``draws="table"``: one run reading prefix sums of a pre-drawn outcome table. Returns the committed arm."""
+def elimination_table(N, targets_g, targets_f, commit_mode, CF, CG, pol_seed, counts_out, active_g_out):
+    """``draws="table"``: one run reading prefix sums of a pre-drawn outcome table. Returns the committed arm;
+    ``active_g_out`` (K booleans) receives A_g when Stage I ends."""
     K = CF.shape[0]
     env = np.zeros(1, dtype=np.uint64)
     pol = np.empty(1, dtype=np.uint64)
@@ -271,7 +274,6 @@ def elimination_table(N, targets_g, targets_f, commit_mode, CF, CG, pol_seed, co
     e2 = np.zeros((K, 1))
     sumf = np.zeros(K)
     sumg = np.zeros(K)
-    active_g = np.ones(K, dtype=np.bool_)
     active_f = np.ones(K, dtype=np.bool_)
     return elimination_run(N, targets_g, targets_f, commit_mode, True, CF, CG, env, pol,
-                           0, e1, e1, e2, e1, e1, counts_out, sumf, sumg, active_g, active_f)
+                           0, e1, e1, e2, e1, e1, counts_out, sumf, sumg, active_g_out, active_f)

@@ -85,3 +85,28 @@ def reference_runs(problem: CommitProblem, policy: CommitPolicy, n_seeds: int = 
         arms, committed[s] = policy.reference(problem, F, G, int(pol_seeds[s]))[:2]
         pulls[s] = np.bincount(arms, minlength=problem.K)
     return pulls, committed
+
+
+def stage1_survivors(problem: CommitProblem, policy: CommitPolicy, n_seeds: int = 1, seed: int = 0,
+                     draws: str = "batch") -> np.ndarray:
+    """The g-set A_g of each run when Stage I ends, for the very runs ``simulate`` makes with the same
+    arguments: (n_seeds, K) booleans (row s is run s; RAEC's commitment is drawn from it).
+
+    For the elimination policies (``RAEC``; ``NoShiftElimination`` has no Stage I, so every arm survives).
+    Section 3.1's guarantee is about this set: the g-best arm stays in it, and every arm in it is within
+    2 eps of the g-best with high probability (our reading of Lemma 4.5's commitment term).
+    """
+    if not hasattr(policy, "run_batch_sets"):
+        raise ValueError(f"policy={policy!r} is not allowed: expected an elimination policy such as RAEC() "
+                         f"(it has a Stage I whose surviving set can be read)")
+    n_seeds = check_int("n_seeds", n_seeds, 1)
+    seed = check_int("seed", seed, 0)
+    check_choice("draws", draws, ("batch", "table"))
+    pol_seeds = policy_stream_seeds(seed, n_seeds)
+    if draws == "batch":
+        return policy.run_batch_sets(problem, environment_stream_seeds(seed, n_seeds), pol_seeds)[2]
+    out = np.zeros((n_seeds, problem.K), dtype=bool)
+    for s in range(n_seeds):
+        F, G = draw_tables(problem, problem.N, seed, s)
+        out[s] = policy.run_table_sets(problem, F, G, int(pol_seeds[s]))[2]
+    return out

@@ -30,20 +30,31 @@ class _EliminationPolicy(CommitPolicy):
         raise NotImplementedError
 
     def run_batch(self, problem, env_seeds, pol_seeds):
+        return self.run_batch_sets(problem, env_seeds, pol_seeds)[:2]
+
+    def run_batch_sets(self, problem, env_seeds, pol_seeds):
+        """``run_batch`` that also returns each run's g-set when Stage I ends: (counts (n, K), committed (n,),
+        A_g (n, K) booleans). The commitment is drawn from A_g (RAEC), so ``committed`` is always in it."""
         tg, tf = self.schedule(problem)
         n = env_seeds.size
         counts = np.zeros((n, problem.K), dtype=np.int64)
         committed = np.zeros(n, dtype=np.int64)
+        active_g = np.zeros((n, problem.K), dtype=np.bool_)
         elimination_batch(problem.N, tg, tf, self._commit_mode, env_seeds, pol_seeds, *problem_arrays(problem),
-                          counts, committed)
-        return counts, committed
+                          counts, committed, active_g)
+        return counts, committed, active_g
 
     def run_table(self, problem, F, G, pol_seed):
+        return self.run_table_sets(problem, F, G, pol_seed)[:2]
+
+    def run_table_sets(self, problem, F, G, pol_seed):
+        """``run_table`` that also returns A_g when Stage I ends (K booleans)."""
         tg, tf = self.schedule(problem)
         counts = np.zeros(problem.K, dtype=np.int64)
+        active_g = np.ones(problem.K, dtype=np.bool_)
         committed = elimination_table(problem.N, tg, tf, self._commit_mode, prefix_sums(F), prefix_sums(G),
-                                      np.uint64(pol_seed), counts)
-        return counts, int(committed)
+                                      np.uint64(pol_seed), counts, active_g)
+        return counts, int(committed), active_g
 
     def reference(self, problem, F, G, stream_seed=0, trace=False):
         tg, tf = self.schedule(problem)
