@@ -24,7 +24,6 @@ from ..outputs import resolve_output_dir
 from ..stats import Estimate
 from . import catalogue, rules
 from .catalogue import Entry
-from .legacy import Claim, not_testable, record, verdict_of
 from .ledger import (DIFF_COLUMNS, Ledger, LedgerView, Merged, counts, diff, merge, paper_tallies, read_table, show,
                      summary_line, tally, write_ledger, write_merged)
 from .model import (COLUMNS, INCONCLUSIVE, KIND_TITLES, KINDS, LEDGER_VERDICTS, MISSING, NOT_REPRODUCED, NOT_TESTABLE,
@@ -41,4 +40,4 @@ __all__ = ["Ledger", "LedgerView", "Merged", "Outcome", "Estimate", "Entry", "Cl
            "LEDGER_VERDICTS", "REPRODUCED", "PARTLY", "NOT_REPRODUCED", "INCONCLUSIVE", "NOT_TESTABLE", "MISSING",
            "read", "read_table", "merge", "write_ledger", "write_merged", "counts", "summary_line", "tally",
            "paper_tallies", "diff",
-           "show", "resolve_output_dir", "Claim", "record", "verdict_of", "not_testable"]
+           "show", "resolve_output_dir"]

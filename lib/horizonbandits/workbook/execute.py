@@ -50,7 +50,7 @@ class Task:
 
     @property
     def staged_outputs(self) -> Path:
-        # Named like the profile, so claims.record (profile = the folder's name) records the right one.
+        # Named like the profile, so a Ledger (profile = the folder's name) records the right one.
         return self.staging / "out" / self.profile
 
     @property
