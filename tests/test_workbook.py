@@ -395,3 +395,13 @@ def test_the_workbook_reads_notebooks_without_the_slow_iri_format_check():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1]))
     assert out.stdout.strip() == "None"
+
+
+def test_require_policy_names_is_one_line_with_a_suggestion():
+    from horizonbandits.rising import POLICIES
+    from horizonbandits.workbook.params import require_policy_names
+    assert require_policy_names(("CURE-UCB", "SW-UCB"), POLICIES) == ["CURE-UCB", "SW-UCB"]
+    with pytest.raises(ValueError, match=r"'CURE-UBC' is not a registered policy \(did you mean 'CURE-UCB'\?\)"):
+        require_policy_names(["CURE-UBC"], POLICIES)
+    with pytest.raises(ValueError, match="it must include 'R-ed-UCB'"):
+        require_policy_names(["CURE-UCB"], POLICIES, required=["R-ed-UCB"])

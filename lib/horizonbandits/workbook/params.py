@@ -406,3 +406,19 @@ def plan_run(wb: Workbook, profile: str, names: list[str]) -> list[Plan]:
     if problems:
         raise ValidationError(problems)
     return plans
+
+
+def require_policy_names(names, registry, parameter: str = "policies", required=()) -> list[str]:
+    """``names`` as a list, or a one-line ``ValueError`` naming the first that is not in ``registry`` (a
+    typo is never dropped; the closest name is suggested) or a ``required`` name that is missing.
+
+    For a notebook's own policy list at run time (``check_policy_names`` checks parameter files)."""
+    names = list(names)
+    for name in names:
+        if name not in registry:
+            raise ValueError(f"{parameter}={names!r} is not allowed: {name!r} is not a registered policy"
+                             f"{did_you_mean(str(name), list(registry))}; expected names from {', '.join(registry)}")
+    missing = [p for p in required if p not in names]
+    if missing:
+        raise ValueError(f"{parameter}={names!r} is not allowed: it must include {', '.join(map(repr, missing))}")
+    return names
