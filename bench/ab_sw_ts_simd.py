@@ -372,7 +372,7 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args(argv)
     T = args.T
-    tau = SWTS().window(T)
+    tau = SWTS(window_rule="horizon").window(T)
     seed = R.policy_stream_seed(0, 0)
     cases = [(name, inst, R.reward_source(inst, 0, 0))
              for family in ("ltf", "concave")

@@ -139,7 +139,7 @@ def pymab_section(inst, T, seeds, dist_seeds):
     print(f"\npymab {pymab.__version__} (Rust extension {'loaded' if native else 'absent'})")
     K = inst.K
 
-    p = SWUCB()
+    p = SWUCB(window_rule="horizon")  # the window the recorded figures were measured with
     tau = p.window(T)
     ours = Ours(inst, p, T, 0.1)
     runs = {
@@ -165,7 +165,7 @@ def pymab_section(inst, T, seeds, dist_seeds):
             EXP3Policy(n_arms=K, gamma=gamma), X, T, np.random.default_rng(s), reward=A.clip01, restart_every=batch)
     print_rows(f"Rexp3 (Delta = {batch}, gamma = {gamma:.4f}), Gaussian noise 0.1", ours, run_rows(ours, seeds, runs))
 
-    p = SWTS()
+    p = SWTS(window_rule="horizon")  # the window the recorded figures were measured with
     tau = p.window(T)
     ours = Ours(inst, p, T, "bernoulli")
     runs = {
@@ -265,7 +265,7 @@ def smpybandits_section(inst, T, seeds):
         return fn()
 
     K = inst.K
-    p = SWUCB()
+    p = SWUCB(window_rule="horizon")  # the window the recorded figures were measured with
     tau = p.window(T)
     ours = Ours(inst, p, T, 0.1)
     runs = {
@@ -327,7 +327,7 @@ def metelli_section(inst, T, seeds, src):
             arms[t] = arm
         return arms
 
-    p = SWUCB()
+    p = SWUCB(window_rule="horizon")  # the window the recorded figures were measured with
     ours = Ours(inst, p, T, "bernoulli")  # 0/1 rewards: its Bernoulli conversion of each reward changes nothing
     rows = run_rows(ours, seeds, {"SW_UCB_eff, as published": lambda X, st, s: play(SW_UCB_eff(), X, s)})
     print_rows(f"SW-UCB (tau = {p.window(T)}, xi = {p.xi}), Bernoulli rewards", ours, rows)

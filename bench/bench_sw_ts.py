@@ -33,7 +33,7 @@ def main(argv=None):
     ap.add_argument("--instances", type=int, default=4, help="instances per family")
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args(argv)
-    policy = SWTS()
+    policy = SWTS(window_rule="horizon")
     cases = [(name, inst, R.reward_source(inst, 0, 0))
              for family in ("ltf", "concave")
              for name, inst in instance_set(family, args.instances, seed=0, H=args.T, noise=0.01).items()]

@@ -17,7 +17,7 @@ def peer_arms(policy, X, **conventions):
     return A.pymab_sw_ucb(X, T, xi=policy.xi, tau=policy.window(T), B=policy.B, **conventions)
 
 
-@pytest.mark.parametrize("policy", [SWUCB(), SWUCB(tau=40, xi=2.0, B=0.5), SWUCB(tau=3, xi=0.1)], ids=repr)
+@pytest.mark.parametrize("policy", [SWUCB(), SWUCB(window_rule="horizon"), SWUCB(tau=40, xi=2.0, B=0.5), SWUCB(tau=3, xi=0.1)], ids=repr)
 @pytest.mark.parametrize("noise", [0.1, "bernoulli"])
 def test_same_arm_in_every_round_once_aligned(policy, noise):
     inst = instance(T)
@@ -30,7 +30,7 @@ def test_each_alignment_is_needed():
     """pymab's own log(min(t - 1, tau)) moves the arms on Gaussian rewards; its random tie breaks move
     them on 0/1 rewards, where equal window means are common (with 0.1 noise no index ties)."""
     inst = instance(T)
-    policy = SWUCB()
+    policy = SWUCB(window_rule="horizon")
     ours, X, _ = our_run(inst, policy, T, 0, 0.1)
     assert first_difference(peer_arms(policy, X, align_log=False), ours) != "same"
     assert first_difference(peer_arms(policy, X, align_ties=False), ours) == "same"

@@ -14,7 +14,8 @@ from horizonbandits.testing import kernel_arms as run_arms
 T = 1000
 
 POLICY_CASES = [
-    SWTS(),          # tau = ceil(sqrt(1000)) = 32
+    SWTS(),          # tau = ceil(sqrt(100,000)) = 317, whatever T
+    SWTS(window_rule="horizon"),  # tau = ceil(sqrt(1000)) = 32
     SWTS(tau=5),     # outcomes leave the window all the time
     SWTS(tau=1),     # a window of one round
     SWTS(tau=400),   # a long window
@@ -31,15 +32,20 @@ def test_kernel_matches_reference_on_random_ltf(policy, noise):
 
 def test_registry_defaults_and_horizon_use():
     assert POLICIES["SW-TS"] is SWTS
-    assert SWTS.uses_horizon and SWTS.randomised
+    assert SWTS.randomised
+    fixed, by_horizon = SWTS(), SWTS(window_rule="horizon")
+    assert not fixed.uses_horizon and by_horizon.uses_horizon
+    assert {fixed.window(horizon) for horizon in (1, 50, 10 ** 6)} == {317}  # ceil(sqrt(100,000))
+    assert SWTS(reference_horizon=10 ** 10).window(3) == 10 ** 5  # exact at perfect squares
     for horizon in range(1, 2000):
-        assert SWTS().window(horizon) == math.ceil(math.sqrt(horizon))
-    assert SWTS().window(10 ** 10) == 10 ** 5  # exact at perfect squares
-    assert SWTS(tau=9).window(10 ** 6) == 9
+        assert by_horizon.window(horizon) == math.ceil(math.sqrt(horizon))
+    assert by_horizon.window(10 ** 10) == 10 ** 5
+    assert SWTS(tau=9, window_rule="horizon").window(10 ** 6) == 9
 
 
 @pytest.mark.parametrize("kwargs, name", [
     (dict(tau=0), "tau"), (dict(tau=-4), "tau"), (dict(tau=2.5), "tau"), (dict(tau=True), "tau"),
+    (dict(window_rule="fixed size"), "window_rule"), (dict(reference_horizon=0), "reference_horizon"),
 ])
 def test_bad_parameters_raise_one_line_errors(kwargs, name):
     with pytest.raises(ValueError, match=f"^{name}=") as err:

@@ -14,7 +14,8 @@ from horizonbandits.testing import kernel_arms as run_arms
 T = 1500
 
 POLICY_CASES = [
-    SWUCB(),                       # tau = floor(4 sqrt(T log T)) = 419 at T = 1500
+    SWUCB(),                       # tau = floor(4 sqrt(n log n)) at n = 100,000: 4,291 > T
+    SWUCB(window_rule="horizon"),  # the same rule at n = T: 419 at T = 1500
     SWUCB(tau=40, xi=2.0),         # samples leave the window all the time
     SWUCB(tau=1, B=0.5),           # a window of one round
     SWUCB(tau=3, xi=0.1, B=3.0),   # window shorter than K for K >= 3
@@ -32,20 +33,31 @@ def test_kernel_matches_reference_on_random_ltf(policy, noise):
 
 def test_registry_defaults_and_horizon_use():
     assert POLICIES["SW-UCB"] is SWUCB
-    assert SWUCB.uses_horizon and not SWUCB.randomised
+    assert not SWUCB.randomised
     p = SWUCB()
-    assert (p.xi, p.tau, p.B) == (0.6, None, 1.0)
-    for horizon in (2, 10, 1000, 100_000):
-        assert p.window(horizon) == max(math.floor(4 * math.sqrt(horizon * math.log(horizon))), 1)
-    assert p.window(1) == 1
-    assert p.window(1000) < p.window(100_000)  # the default window reads T
-    assert SWUCB(tau=77).window(10) == SWUCB(tau=77).window(10 ** 6) == 77
+    assert (p.xi, p.tau, p.B, p.window_rule, p.reference_horizon) == (0.6, None, 1.0, "fixed", 100_000)
+    # the default window has a fixed size (the CURE-UCB paper's reading): it never reads T
+    assert not p.uses_horizon
+    assert {p.window(horizon) for horizon in (2, 10, 1000, 100_000, 10 ** 7)} == {4291}
+    assert SWUCB(reference_horizon=10_000).window(50) == 1213
+    h = SWUCB(window_rule="horizon")
+    assert h.uses_horizon
+    for horizon in (2, 10, 1000, 10_000, 30_000, 100_000):
+        assert h.window(horizon) == max(math.floor(4 * math.sqrt(horizon * math.log(horizon))), 1)
+    assert (h.window(10_000), h.window(30_000)) == (1213, 2224)
+    assert h.window(1) == 1
+    # an explicit window never reads T, under either rule
+    for rule in ("fixed", "horizon"):
+        q = SWUCB(tau=77, window_rule=rule)
+        assert q.window(10) == q.window(10 ** 6) == 77 and not q.uses_horizon
 
 
 @pytest.mark.parametrize("kwargs, name", [
     (dict(xi=0.0), "xi"), (dict(xi=-1.0), "xi"), (dict(xi=math.nan), "xi"),
     (dict(tau=0), "tau"), (dict(tau=2.5), "tau"), (dict(tau=True), "tau"),
     (dict(B=0.0), "B"), (dict(B="1"), "B"),
+    (dict(window_rule="T"), "window_rule"), (dict(window_rule=None), "window_rule"),
+    (dict(reference_horizon=1), "reference_horizon"), (dict(reference_horizon=1e5), "reference_horizon"),
 ])
 def test_bad_parameters_raise_one_line_errors(kwargs, name):
     with pytest.raises(ValueError, match=f"^{name}=") as err:

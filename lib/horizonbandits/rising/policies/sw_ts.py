@@ -10,11 +10,12 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ...errors import check_int
 from ...rng import PyStream, nb_beta_int_step, nb_gamma_constants, nb_uniform_step, new_state
 from ..rewards import fill_x, kernel_args
 from .base import RisingPolicy
 from ._common import empty_trace
-from .sw_ucb import check_window
+from .sw_ucb import REFERENCE_HORIZON, check_window, check_window_rule, rule_horizon
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,12 @@ class SWTS(RisingPolicy):
     is a sum of ziggurat exponentials, a larger one comes from Marsaglia and Tsang's method (2000)
     on ziggurat normals; the kernel tabulates that method's constants for shapes 1 .. tau + 1.
 
-    ``tau`` = None means ceil(sqrt(T)) (Metelli et al. 2022: T^(1 - beta) with beta = 1/2), so the
-    policy reads T and ``uses_horizon`` is True.
+    ``tau`` = None means ceil(sqrt(n)) (Metelli et al. 2022: T^(1 - beta) with beta = 1/2) with n
+    given by ``window_rule`` (a reading, as for SW-UCB: see ``sw_ucb.WINDOW_RULES``): ``"fixed"``
+    (default) takes n = ``reference_horizon`` = 100,000, a window of 317 rounds whatever the horizon,
+    as the CURE-UCB paper describes SW-TS (a fixed-size window, decisions that do not read T);
+    ``"horizon"`` takes n = T, the rule of Trovo et al. for a known horizon. ``uses_horizon`` is True
+    only under ``"horizon"`` without an explicit ``tau``.
 
     Implementation: a ring buffer of (arm, outcome) over the last tau rounds keeps S_i and F_i in
     O(1) per round; the leaving outcome is subtracted from the arm pulled in that round. Counts are
@@ -48,17 +53,27 @@ class SWTS(RisingPolicy):
     """
 
     tau: int | None = None
+    window_rule: str = "fixed"
+    reference_horizon: int = REFERENCE_HORIZON
 
     name = "SW-TS"
-    uses_horizon = True
     randomised = True
 
     def __post_init__(self):
         object.__setattr__(self, "tau", check_window("tau", self.tau))
+        object.__setattr__(self, "window_rule", check_window_rule(self.window_rule))
+        object.__setattr__(self, "reference_horizon", check_int("reference_horizon", self.reference_horizon, 2))
+
+    @property
+    def uses_horizon(self) -> bool:
+        return self.tau is None and self.window_rule == "horizon"
 
     def window(self, T: int) -> int:
-        """tau used for horizon T: the given one, or ceil(sqrt(T))."""
-        return self.tau if self.tau is not None else math.isqrt(T - 1) + 1  # ceil(sqrt(T)), exact
+        """tau used for horizon T: the given one, else ceil(sqrt(n)) with n the reference horizon
+        (``window_rule="fixed"``) or T (``"horizon"``)."""
+        if self.tau is not None:
+            return self.tau
+        return math.isqrt(rule_horizon(self, T) - 1) + 1  # ceil(sqrt(n)), exact
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
         return _sw_ts_kernel(*kernel_args(obs, T), T, self.window(T), checkpoints, arms_out, new_state(stream_seed))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ...errors import check_int, check_real
+from ...errors import check_choice, check_int, check_real
 from ..rewards import fill_c, kernel_args, start_c
 from .base import RisingPolicy, round_robin_arm
 from ._common import RunningSums, empty_trace
@@ -43,6 +43,29 @@ def check_window(name: str, value):
     return None if value is None else check_int(name, value, 1)
 
 
+# How a sliding-window policy sizes its window when ``tau`` is not given (issue 27). The CURE-UCB paper
+# (section 6, "Baselines" and appendix A) calls SW-UCB, SW-KL-UCB and SW-TS horizon-agnostic with "a
+# sliding window of fixed size", and explains Figure 1 (c) by decision rules that do not depend on T;
+# the papers of the baselines size the window from T. Both are readings:
+#   "fixed"   - the baseline's own rule evaluated once, at ``reference_horizon`` (not at T): a window of
+#               fixed size that never reads the horizon of the run (the default, paper A's description);
+#   "horizon" - the baseline's own rule evaluated at the run's horizon T (the rule of its own paper).
+WINDOW_RULES = ("fixed", "horizon")
+# The reference horizon of the synthetic families of appendix B.1 (their saturation times and concave
+# curves are laid out up to H = 100,000, the largest horizon of Figures 1 and 2): the one horizon a
+# designer who does not know T could size a window for. A parameter of each sliding-window policy.
+REFERENCE_HORIZON = 100_000
+
+
+def check_window_rule(rule) -> str:
+    return check_choice("window_rule", rule, WINDOW_RULES)
+
+
+def rule_horizon(policy, T: int) -> int:
+    """The horizon at which ``policy``'s window rule is evaluated for a run of horizon T."""
+    return policy.reference_horizon if policy.window_rule == "fixed" else T
+
+
 # --- SW-UCB ----------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -61,12 +84,18 @@ class SWUCB(RisingPolicy):
     first. Ties go to the lowest arm index.
 
     Parameters (defaults of Metelli et al. 2022, who took them from Garivier and Moulines'
-    simulations): ``xi`` = 0.6; ``tau`` = None, meaning floor(4 sqrt(T log T)) (at least 1), or a
-    fixed window; ``B`` = 1, the bound on the rewards (the paper assumes rewards in [0, B]); it
-    only scales the padding, rewards are used as observed, not clipped.
+    simulations): ``xi`` = 0.6; ``tau`` = None, meaning Garivier and Moulines' floor(4 sqrt(n log n))
+    (at least 1) with n given by ``window_rule``, or an explicit window; ``B`` = 1, the bound on the
+    rewards (the paper assumes rewards in [0, B]); it only scales the padding, rewards are used as
+    observed, not clipped.
 
-    The policy reads T through its default window, so ``uses_horizon`` is True (with an explicit
-    ``tau`` it would not).
+    ``window_rule`` (a reading, see ``WINDOW_RULES``): ``"fixed"`` (default) evaluates the rule at
+    ``reference_horizon`` = 100,000, so that the window has a fixed size, 4,292 rounds, whatever the
+    horizon of the run: the CURE-UCB paper describes SW-UCB as using "a sliding window of fixed size"
+    and counts it among the policies whose decisions do not depend on T; ``"horizon"`` evaluates it
+    at the run's T (1,213 rounds at T = 10,000, 2,224 at 30,000), Garivier and Moulines' choice for a
+    known horizon, which Metelli et al. 2022 used. ``uses_horizon`` is True only under ``"horizon"``
+    without an explicit ``tau``.
 
     Implementation: the window counts N_i are kept O(1) per round with a ring buffer of the arms of
     the last tau rounds (the leaving round's count is taken from the arm pulled in that round). The
@@ -107,20 +136,29 @@ class SWUCB(RisingPolicy):
     xi: float = 0.6
     tau: int | None = None
     B: float = 1.0
+    window_rule: str = "fixed"
+    reference_horizon: int = REFERENCE_HORIZON
 
     name = "SW-UCB"
-    uses_horizon = True
 
     def __post_init__(self):
         object.__setattr__(self, "xi", check_real("xi", self.xi, 0.0, lo_open=True))
         object.__setattr__(self, "tau", check_window("tau", self.tau))
         object.__setattr__(self, "B", check_real("B", self.B, 0.0, lo_open=True))
+        object.__setattr__(self, "window_rule", check_window_rule(self.window_rule))
+        object.__setattr__(self, "reference_horizon", check_int("reference_horizon", self.reference_horizon, 2))
+
+    @property
+    def uses_horizon(self) -> bool:
+        return self.tau is None and self.window_rule == "horizon"
 
     def window(self, T: int) -> int:
-        """tau used for horizon T: the given one, or floor(4 sqrt(T log T)) (at least 1)."""
+        """tau used for horizon T: the given one, else floor(4 sqrt(n log n)) (at least 1) with n the
+        reference horizon (``window_rule="fixed"``) or T (``"horizon"``)."""
         if self.tau is not None:
             return self.tau
-        return max(int(math.floor(4.0 * math.sqrt(T * math.log(T)))), 1)
+        n = rule_horizon(self, T)
+        return max(int(math.floor(4.0 * math.sqrt(n * math.log(n)))), 1)
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
         return _sw_ucb_kernel(*kernel_args(obs, T), T, self.window(T), self.xi, self.B, checkpoints, arms_out)
