@@ -17,7 +17,8 @@ def peer_arms(policy, X, **conventions):
     return A.pymab_sw_ucb(X, T, xi=policy.xi, tau=policy.window(T), B=policy.B, **conventions)
 
 
-@pytest.mark.parametrize("policy", [SWUCB(), SWUCB(window_rule="horizon"), SWUCB(tau=40, xi=2.0, B=0.5), SWUCB(tau=3, xi=0.1)], ids=repr)
+@pytest.mark.parametrize("policy", [SWUCB(), SWUCB(window_rule="horizon"), SWUCB(tau=40, xi=2.0, B=0.5), SWUCB(tau=3, xi=0.1)],
+                         ids=repr)
 @pytest.mark.parametrize("noise", [0.1, "bernoulli"])
 def test_same_arm_in_every_round_once_aligned(policy, noise):
     inst = instance(T)
