@@ -64,3 +64,29 @@ def test_bad_arguments_name_the_parameter(small_run):
         figure2.run("demo", instances, pols, [500], [2_000], 1, title="x", output_dir=out, backend="sequential")
     with pytest.raises(ValueError, match="n_shown"):
         figure2.plot_instances(instances, "x", out, n_shown=0)
+
+
+def test_window_params_set_the_rule_of_the_sliding_window_policies_only():
+    params = figure2.window_params(["CURE-UCB", "SW-UCB", "SW-TS"], {"CURE-UCB": {"eps": 0.5}}, "horizon")
+    assert params == {"CURE-UCB": {"eps": 0.5}, "SW-UCB": {"window_rule": "horizon"}, "SW-TS": {"window_rule": "horizon"}}
+    assert figure2.window_params(["CURE-UCB"], {}, "fixed") == {}
+    assert figure2.window_params(["SW-TS"], {}, "fixed", 5_000) == {"SW-TS": {"window_rule": "fixed", "reference_horizon": 5_000}}
+    with pytest.raises(ValueError, match="^window_rule="):
+        figure2.window_params(["SW-UCB"], {}, "T")
+
+
+def test_under_window_rule_swaps_only_the_sliding_window_rows(small_run):
+    instances, pols, r, _ = small_run
+    grid = dict(backend="sequential", cache=False, progress=False)
+    numbers = ["instance", "policy", "T", "seed", "regret", "optimal_pulls"]
+    # under the rule the policies already have, the table is the same
+    same = figure2.under_window_rule(r.df, instances, pols, [500, 2_000], 2, "fixed", **grid)
+    pd.testing.assert_frame_equal(same[numbers], r.df[numbers])
+    other = figure2.under_window_rule(r.df, instances, pols, [500, 2_000], 2, "horizon", **grid)
+    assert len(other) == len(r.df) and list(other["policy"].cat.categories) == list(pols)
+    keep = other["policy"] != "SW-UCB"
+    pd.testing.assert_frame_equal(other[keep][numbers].reset_index(drop=True),
+                                  r.df[r.df["policy"] != "SW-UCB"][numbers].reset_index(drop=True))
+    # at T = 500 the horizon rule's window (4 sqrt(500 log 500) = 222 rounds) is not the fixed one (4,291): other runs
+    sw = other["policy"] == "SW-UCB"
+    assert not (other[sw]["regret"].to_numpy() == r.df[r.df["policy"] == "SW-UCB"]["regret"].to_numpy()).all()
