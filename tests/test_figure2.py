@@ -90,3 +90,12 @@ def test_under_window_rule_swaps_only_the_sliding_window_rows(small_run):
     # at T = 500 the horizon rule's window (4 sqrt(500 log 500) = 222 rounds) is not the fixed one (4,291): other runs
     sw = other["policy"] == "SW-UCB"
     assert not (other[sw]["regret"].to_numpy() == r.df[r.df["policy"] == "SW-UCB"]["regret"].to_numpy()).all()
+
+
+def test_switches_within_counts_instances_whose_optimal_arm_changes():
+    import horizonbandits.rising as R
+    flip = R.figure1(T_max=40_000, noise=0.0)  # i*(T) switches at T = 15,258
+    flat = R.ltf([0.001, 0.001], [0.5, 0.9], T_max=40_000, noise=0.0)  # arm 1 best at every T
+    insts = {"flip": flip, "flat": flat}
+    assert figure2.switches_within(insts, [10_000, 30_000]) == 1
+    assert figure2.switches_within(insts, [10_000, 15_000]) == 0

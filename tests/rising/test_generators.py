@@ -196,3 +196,14 @@ def test_bad_parameters_raise_one_line_errors(kwargs, match):
 def test_rng_must_be_a_generator():
     with pytest.raises(ValueError, match="rng="):
         concave_random(0)
+
+
+def test_unconstrained_concave_arms_are_drawn_alike_and_within_bounds():
+    from horizonbandits.rising.generators import concave_unconstrained
+    for j in range(20):
+        inst = concave_unconstrained(np.random.default_rng(j), H=2_000)
+        assert 3 <= inst.K <= 15 and list(inst.names) == [f"arm {i}" for i in range(inst.K)]
+        assert (np.diff(inst.means, axis=1) >= -1e-12).all() and inst.means.min() >= 0 and inst.means.max() <= 1 + 1e-12
+    assert concave_unconstrained(np.random.default_rng(0), K=4, H=2_000).K == 4
+    with pytest.raises(ValueError, match="^rng="):
+        concave_unconstrained(0)

@@ -82,6 +82,12 @@ def switching_share(instances, horizons) -> float:
                           for inst in instances.values()]))
 
 
+def switches_within(instances, horizons) -> int:
+    """How many of ``instances`` have an optimal arm (largest cumulative mean) that is not the same at every
+    horizon of ``horizons``."""
+    return int(sum(len({int(np.argmax(inst.cumulative(T))) for T in horizons}) > 1 for inst in instances.values()))
+
+
 def describe(instances, policies, horizons) -> str:
     """A few lines on the instances (K, how often the optimal arm switches) and the policies."""
     Ks = pd.Series({key: inst.K for key, inst in instances.items()})

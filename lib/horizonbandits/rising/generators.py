@@ -286,6 +286,32 @@ def concave_random(rng: np.random.Generator, K: int | None = None, H: int = 100_
     return concave_instance(arms, H, T_max, noise)
 
 
+def concave_unconstrained(rng: np.random.Generator, K: int | None = None, H: int = 100_000, T_max: int | None = None,
+                          noise: float | str = 0.01) -> RisingInstance:
+    """A concave instance drawn with none of appendix B.1.2's roles or constraints: the baseline its premise
+    ("fully unconstrained random generation often produces trivial instances in which one arm dominates")
+    is about.
+
+    Our reading of "unconstrained" (the appendix does not define it): K ~ U{3..15} as in B.1.2, and every arm
+    drawn alike and independently: a family uniform over ``FAMILIES``, a start s ~ U[0, 1], a level
+    L ~ U[s, 1] (nondecreasing, rewards in [0, 1]) and a rate calibrated, as in B.1.2, so that 85 % of the
+    rise is done at a checkpoint ~ U[0.05 H, 0.8 H] (the calibration needs it below 0.85 H). No late
+    bloomer, early peaker or challenger is placed.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng={rng!r} is not allowed: expected a numpy.random.Generator")
+    K = int(rng.integers(3, 16)) if K is None else check_int("K", K, 1)
+    H = check_int("H", H, 1)
+    arms = []
+    for j in range(K):
+        family = FAMILIES[int(rng.integers(len(FAMILIES)))]
+        start = float(rng.uniform(0.0, 1.0))
+        level = float(rng.uniform(start, 1.0))
+        checkpoint = float(rng.uniform(0.05 * H, 0.8 * H))
+        arms.append(ConcaveArm("arm", f"arm {j}", family, start, level, calibrate_rate(family, checkpoint, H), checkpoint))
+    return concave_instance(arms, H, T_max, noise)
+
+
 def arm_table(arms: list[ConcaveArm]):
     """The arms of an instance as a pandas table (role, family, s, L, k, checkpoint, blend)."""
     import pandas as pd
