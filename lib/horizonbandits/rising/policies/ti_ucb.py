@@ -31,6 +31,40 @@ def py_line_fit(total: float, weighted: float, a: int, b: int) -> tuple[float, f
 
 
 WIDTHS = ("prediction", "mean")
+THRESHOLD_RULES = ("estimated", "fixed")
+
+
+def py_slope_difference_sd(m: int) -> float:
+    """Standard deviation, per unit of noise, of the difference of two independent least-squares slopes
+    through m consecutive pulls each: sqrt(2 / S_xx) with S_xx = m (m^2 - 1) / 12, i.e.
+    sqrt(24 / (m (m^2 - 1))). Computed once per run in Python and handed to the kernel."""
+    return math.sqrt(24.0 / float(m * (m * m - 1)))
+
+
+def py_rounding_scale(m: int) -> float:
+    """2 * 12 eps / (m^2 - 1) (eps = 2^-52): times |W(n)| + n |C(n)| (the running sums of l X(l) and of X(l)
+    up to the check's pull n), a bound on the floating-point error of the difference of the two
+    half-window slopes computed from the running sums, for rewards of one sign (each slope's numerator
+    sum l X - centre sum X accumulates at most about m roundings of terms up to eps |W| and
+    eps centre |C|, and is divided by S_xx = m (m^2 - 1) / 12). The estimated threshold never goes below
+    it, so that a noise-free straight line (sigma_hat about 0) is not declared converged on rounding."""
+    return 24.0 * 2.0 ** -52 / float(m * m - 1)
+
+
+def py_half_sse(squares: float, total: float, slope: float, m: int) -> float:
+    """Residual sum of squares of the least-squares line through m consecutive rewards, from their sum of
+    squares, their sum and the line's slope: sum X^2 - m mean^2 - slope^2 S_xx, clipped at 0 (rounding
+    can take an almost perfect fit below 0). The kernel does the same operations in the same order."""
+    mean = total / m
+    sxx = float(m * (m * m - 1)) / 12.0
+    sse = squares - m * mean * mean - slope * slope * sxx
+    return sse if sse > 0.0 else 0.0
+
+
+def py_estimated_threshold(sse_older: float, sse_newer: float, window: int, z: float, slope_sd: float) -> float:
+    """z sigma_hat sqrt(24 / (m (m^2 - 1))) with sigma_hat^2 = (SSE_older + SSE_newer) / (window - 4)."""
+    sigma_hat = math.sqrt((sse_older + sse_newer) / (window - 4))
+    return z * sigma_hat * slope_sd
 
 
 def py_prediction_width(n: int) -> float:
@@ -46,6 +80,14 @@ def py_prediction_width(n: int) -> float:
 @njit(cache=True, inline="always")
 def prediction_width(n):
     return math.sqrt(1.0 / n + 3.0 * (n + 1) / (n * (n - 1.0)))
+
+
+@njit(cache=True, inline="always")
+def half_sse(squares, total, slope, m):
+    mean = total / m
+    sxx = float(m * (m * m - 1)) / 12.0
+    sse = squares - m * mean * mean - slope * slope * sxx
+    return sse if sse > 0.0 else 0.0
 
 
 @njit(cache=True, inline="always")
@@ -81,6 +123,8 @@ class TIUCB(RisingPolicy):
 
            | slope(older half) - slope(newer half) | > gamma                      (detection test)
 
+       with gamma estimated from the arm's own rewards (threshold_rule="estimated", default; below)
+       or a fixed constant (threshold_rule="fixed").
        From then on the arm is scored by the mean of the rewards it gave after the detection,
        B_i(t) = mean_i^post + sqrt(xi log t / n_post): it no longer extrapolates any growth.
 
@@ -96,10 +140,42 @@ class TIUCB(RisingPolicy):
     - ``window`` (w, even, >= 4): the detection window, two halves of w/2 pulls (the layout of the
       sliding-window detector M-UCB, Cao et al. 2019, on which change-detection UCBs build);
       default 1000, so that each half holds 500 pulls;
-    - ``threshold`` (gamma > 0): the slope-difference threshold, default 2e-5. The slopes of the
-      paper's LTF instances (b / t_sat with b in [0.1, 1], t_sat in [0.05 T, T], T = 1e5) are
-      2e-6 to 2e-4 per pull; with Gaussian noise 0.01 and 500-pull halves the difference of two
-      slopes has standard deviation 4.4e-6, so 2e-5 is about 4.5 standard deviations;
+    - ``threshold_rule`` and ``z``: how gamma is set. Under "estimated" (default) gamma is z standard
+      deviations of the slope difference the test looks at, with the noise level estimated at each
+      check from the residuals of the same two half-window fits:
+
+          m = w / 2 pulls per half, S_xx = sum (l - centre)^2 = m (m^2 - 1) / 12 over a half;
+          Var(slope of one half) = sigma^2 / S_xx for independent rewards of variance sigma^2, and the
+          halves share no pull, so Var(slope_older - slope_newer) = 2 sigma^2 / S_xx
+                                                                  = sigma^2 * 24 / (m (m^2 - 1));
+          SSE(half) = sum (X - fitted line)^2 = sum X^2 - m mean^2 - slope^2 S_xx   (clipped at 0),
+          sigma_hat^2 = (SSE_older + SSE_newer) / (w - 4)  (w rewards, 4 fitted coefficients),
+          gamma = z * sigma_hat * sqrt(24 / (m (m^2 - 1))).
+
+      Under a straight line (no change) the difference divided by its standard deviation is about
+      standard normal, so z fixes the false-alarm rate per check (z = 4.5: about 7e-6 per check, two
+      sided, Gaussian noise) whatever the reward scale; under a bent window the residuals grow too,
+      which makes the test somewhat more conservative than one with a known sigma. Everything comes
+      from the rewards TI-UCB observes: no noise level, reward range or horizon is read. The default
+      z = 4.5 is the level the earlier fixed threshold had on the synthetic family it was tuned on:
+      at sigma = 0.01 and w = 1000 (m = 500) the standard deviation is 0.01 * sqrt(24 / (500 * 249,999))
+      = 4.4e-6, and 2e-5 / 4.4e-6 = 4.5. That constant fitted only that noise level: on 0/1 rewards
+      (sigma about 0.5, the IMDB selection task) the same 2e-5 is under 0.1 standard deviations and
+      fired at the first check on 5 of 7 arms;
+    - ``threshold`` (gamma > 0, default 2e-5): the fixed gamma, read only under threshold_rule="fixed"
+      (kept as a reading: the paper's value could not be read). The slopes of the paper's LTF
+      instances (b / t_sat with b in [0.1, 1], t_sat in [0.05 T, T], T = 1e5) are 2e-6 to 2e-4 per
+      pull, and 2e-5 is the 4.5 standard deviations above at Gaussian noise 0.01;
+    - a floor for noise-free rewards: on an exact line sigma_hat is 0 up to rounding, and so would be
+      gamma, while the two slopes computed from the running sums still differ by their rounding
+      errors; gamma is therefore never below a bound on those errors (``py_rounding_scale``, about
+      1e-15 to 1e-10 per pull, far below any slope of interest), so that any genuine slope change of a
+      noise-free arm fires and a noise-free straight line does not;
+    - the sums of squares are kept in O(1) per pull: two running sums of X^2 per arm (older half,
+      newer half), updated with the reward that enters and the one that leaves each half; a reward is
+      read back as C[n + 1] - C[n] from the running sums the kernel keeps anyway (the reference reads
+      it the same way from its ``RunningSums``, and does the same additions in the same order, so
+      both round identically and pick the same arms);
     - ``xi``: the bonus constant, default 2 (UCB1's sqrt(2 log t / n) for rewards in [0, 1]);
     - ``width``: which standard deviation the bonus scales. We looked for the original's
       equation again (the search tool's stored copies of arXiv 2403.07213 and of summaries of it give
@@ -117,6 +193,8 @@ class TIUCB(RisingPolicy):
     threshold: float = 2e-5
     xi: float = 2.0
     width: str = "prediction"
+    threshold_rule: str = "estimated"
+    z: float = 4.5
 
     name = "TI-UCB"
     uses_horizon = False
@@ -130,10 +208,38 @@ class TIUCB(RisingPolicy):
         object.__setattr__(self, "threshold", check_real("threshold", self.threshold, 0.0, lo_open=True))
         object.__setattr__(self, "xi", check_real("xi", self.xi, 0.0, lo_open=True))
         check_choice("width", self.width, WIDTHS)
+        check_choice("threshold_rule", self.threshold_rule, THRESHOLD_RULES)
+        object.__setattr__(self, "z", check_real("z", self.z, 0.0, lo_open=True))
 
     def run_kernel(self, obs, T, checkpoints, arms_out, stream_seed=0):
-        return _ti_ucb_kernel(*kernel_args(obs, T), T, self.window, self.threshold, self.xi, self.width == "prediction",
+        return _ti_ucb_kernel(*kernel_args(obs, T), T, self.window, self.threshold, self.threshold_rule == "estimated",
+                              self.z, py_slope_difference_sd(self.window // 2),
+                              py_rounding_scale(self.window // 2), self.xi, self.width == "prediction",
                               log_table(T), checkpoints, arms_out)
+
+    def noise_estimate(self, X_window) -> float:
+        """sigma_hat of the detection test on one window of rewards (its w rewards in pull order):
+        sqrt((SSE_older + SSE_newer) / (w - 4)) of the two half-window least-squares lines."""
+        x = [float(v) for v in np.asarray(X_window, dtype=float).ravel()]
+        if len(x) != self.window:
+            raise ValueError(f"X_window has {len(x)} rewards: expected window={self.window}")
+        half = self.window // 2
+        sse = []
+        for lo in (0, half):
+            part = x[lo:lo + half]
+            total = math.fsum(part)
+            weighted = math.fsum((lo + k + 1) * v for k, v in enumerate(part))
+            slope = py_line_fit(total, weighted, lo + 1, lo + half)[1]
+            sse.append(py_half_sse(math.fsum(v * v for v in part), total, slope, half))
+        return math.sqrt((sse[0] + sse[1]) / (self.window - 4))
+
+    def detection_threshold(self, X_window) -> float:
+        """gamma of the detection test on one window of rewards (w rewards in pull order): the constant
+        ``threshold`` under threshold_rule="fixed", z sigma_hat sqrt(24 / (m (m^2 - 1))) under "estimated"."""
+        sigma_hat = self.noise_estimate(X_window)
+        if self.threshold_rule == "fixed":
+            return self.threshold
+        return self.z * sigma_hat * py_slope_difference_sd(self.window // 2)
 
     def reference(self, X, T, stream_seed=0, trace=False):
         arms, index_trace, _ = self._run(X, T, trace)
@@ -146,7 +252,12 @@ class TIUCB(RisingPolicy):
     def _run(self, X, T, trace):
         K = X.shape[0]
         half = self.window // 2
+        estimated = self.threshold_rule == "estimated"
+        slope_sd = py_slope_difference_sd(half)
+        rounding = py_rounding_scale(half)
         sums = [RunningSums(X[i, 0]) for i in range(K)]
+        sq_older = [0.0] * K     # sum of X^2 over the older half-window (pulls n-w+1..n-w/2), increasing phase
+        sq_newer = [0.0] * K     # ... and over the newer one (pulls n-w/2+1..n)
         N = [0] * K
         converged = [False] * K
         start = [0] * K          # rewards of pulls start+1..N feed the current estimate
@@ -179,13 +290,35 @@ class TIUCB(RisingPolicy):
             n = N[arm]
             sums[arm].add(n, X[arm, n])
             arms[t - 1] = arm
+            if not converged[arm] and estimated:
+                # Pull n enters the newer half; pull n - w/2 moves to the older half; pull n - w leaves.
+                # Rewards are read back from the running sums, as the kernel does.
+                c = sums[arm].c
+                x = c[n + 1] - c[n]
+                sq_newer[arm] += x * x
+                if n > half:
+                    x = c[n - half + 1] - c[n - half]
+                    sq_newer[arm] -= x * x
+                    sq_older[arm] += x * x
+                if n > 2 * half:
+                    x = c[n - 2 * half + 1] - c[n - 2 * half]
+                    sq_older[arm] -= x * x
             if not converged[arm] and n >= self.window:
                 # Increase predictions of two consecutive half-windows: pulls n-w+1..n-w/2 and n-w/2+1..n.
-                older = py_line_fit(sums[arm].total(n - 2 * half + 1, n - half),
-                                    sums[arm].weighted(n - 2 * half + 1, n - half), n - 2 * half + 1, n - half)[1]
-                newer = py_line_fit(sums[arm].total(n - half + 1, n), sums[arm].weighted(n - half + 1, n),
-                                    n - half + 1, n)[1]
-                if abs(older - newer) > self.threshold:
+                a = n - 2 * half + 1
+                older_total = sums[arm].total(a, n - half)
+                older = py_line_fit(older_total, sums[arm].weighted(a, n - half), a, n - half)[1]
+                newer_total = sums[arm].total(n - half + 1, n)
+                newer = py_line_fit(newer_total, sums[arm].weighted(n - half + 1, n), n - half + 1, n)[1]
+                if estimated:
+                    gamma = py_estimated_threshold(py_half_sse(sq_older[arm], older_total, older, half),
+                                                   py_half_sse(sq_newer[arm], newer_total, newer, half),
+                                                   self.window, self.z, slope_sd)
+                    floor = rounding * (abs(sums[arm].w[n + 1]) + n * abs(sums[arm].c[n + 1]))
+                    gamma = gamma if gamma > floor else floor
+                else:
+                    gamma = self.threshold
+                if abs(older - newer) > gamma:
                     converged[arm] = True
                     start[arm] = n
                     detected_at[arm] = n
@@ -193,7 +326,8 @@ class TIUCB(RisingPolicy):
 
 
 @njit(cache=True)
-def _ti_ucb_kernel(mode, table, sigma_x, keys, work, T, window, threshold, xi, prediction, log_t, checkpoints, arms_out):
+def _ti_ucb_kernel(mode, table, sigma_x, keys, work, T, window, threshold, estimated, z, slope_sd, rounding, xi,
+                   prediction, log_t, checkpoints, arms_out):
     K = table.shape[0]
     C, W, filled = start_cw(work, table)  # own running sums, filled a block of pulls at a time; last pull filled
     half = window // 2
@@ -205,6 +339,8 @@ def _ti_ucb_kernel(mode, table, sigma_x, keys, work, T, window, threshold, xi, p
     inv_sqrt = np.zeros(K)
     converged = np.zeros(K, dtype=np.bool_)
     start = np.zeros(K, dtype=np.int64)
+    sq_older = np.zeros(K)  # running sums of X^2 over the two half-windows (threshold_rule="estimated")
+    sq_newer = np.zeros(K)
     index = np.empty(K)
     keep_arms = arms_out.size > 0
     ci = 0
@@ -218,16 +354,35 @@ def _ti_ucb_kernel(mode, table, sigma_x, keys, work, T, window, threshold, xi, p
         if n > filled[arm]:
             filled[arm] = fill_cw(C, W, mode, table, sigma_x, keys, arm, filled[arm] + 1, T)
         if not converged[arm]:
+            if estimated:
+                x = C[arm, n + 1] - C[arm, n]
+                sq_newer[arm] += x * x
+                if n > half:
+                    x = C[arm, n - half + 1] - C[arm, n - half]
+                    sq_newer[arm] -= x * x
+                    sq_older[arm] += x * x
+                if n > 2 * half:
+                    x = C[arm, n - 2 * half + 1] - C[arm, n - 2 * half]
+                    sq_older[arm] -= x * x
             if n >= 2:
                 mean, slope, centre = line_fit(C[arm, n + 1] - C[arm, 1], W[arm, n + 1] - W[arm, 1], 1, n)
                 estimate[arm] = mean + slope * (n + 1 - centre)
                 inv_sqrt[arm] = prediction_width(n) if prediction else 1.0 / math.sqrt(n)
             if n >= window:
                 a = n - 2 * half + 1
-                older = line_fit(C[arm, n - half + 1] - C[arm, a], W[arm, n - half + 1] - W[arm, a], a, n - half)[1]
+                older_total = C[arm, n - half + 1] - C[arm, a]
+                older = line_fit(older_total, W[arm, n - half + 1] - W[arm, a], a, n - half)[1]
                 a = n - half + 1
-                newer = line_fit(C[arm, n + 1] - C[arm, a], W[arm, n + 1] - W[arm, a], a, n)[1]
-                if abs(older - newer) > threshold:
+                newer_total = C[arm, n + 1] - C[arm, a]
+                newer = line_fit(newer_total, W[arm, n + 1] - W[arm, a], a, n)[1]
+                gamma = threshold
+                if estimated:
+                    sigma_hat = math.sqrt((half_sse(sq_older[arm], older_total, older, half)
+                                           + half_sse(sq_newer[arm], newer_total, newer, half)) / (window - 4))
+                    gamma = z * sigma_hat * slope_sd
+                    floor = rounding * (abs(W[arm, n + 1]) + n * abs(C[arm, n + 1]))
+                    gamma = gamma if gamma > floor else floor
+                if abs(older - newer) > gamma:
                     converged[arm] = True
                     start[arm] = n
                     estimate[arm] = np.inf
