@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 HB     := $(VENV)/bin/hb
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint lab smoke paper bench lock clean-outputs
+.PHONY: install run test lint lab smoke paper bench lock clean-outputs strip-filter
 
 # requirements.lock pins the exact versions CI used; it constrains the install so a fresh machine
 # gets the same environment (`make lock` rewrites it from the current .venv).
@@ -14,7 +14,17 @@ $(STAMP): pyproject.toml requirements.lock
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c requirements.lock -e '.[dev]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
+	@$(MAKE) --no-print-directory strip-filter
 	@touch $(STAMP)
+
+# Notebooks are safe to run in place: .gitattributes sends notebooks/*.ipynb through nbstripout when git
+# stores them, so outputs JupyterLab autosaves never reach a commit (cell ids kept). Outside a git checkout
+# there is nothing to configure.
+strip-filter:
+	@if git -C "$(CURDIR)" rev-parse --git-dir > /dev/null 2>&1; then \
+	  git -C "$(CURDIR)" config filter.nbstripout.clean "'$(CURDIR)/$(VENV)/bin/nbstripout' --keep-id" && \
+	  git -C "$(CURDIR)" config filter.nbstripout.smudge cat && \
+	  echo "notebooks: outputs are stripped when git stores them (nbstripout filter configured)"; fi
 
 install: $(STAMP)
 

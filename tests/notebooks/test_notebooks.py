@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -34,11 +36,48 @@ def test_notebooks_are_discovered():
     assert NAMES == on_disk
 
 
+def git(*args, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(REPO), *args], input=stdin, capture_output=True, check=False)
+
+
+IN_GIT = shutil.which("git") is not None and git("rev-parse", "--git-dir").returncode == 0
+
+
+def committed(name: str):
+    """The notebook as git holds it at HEAD (what a commit carries, not the working copy, which JupyterLab's
+    autosave may have filled with outputs); the working copy outside a git checkout."""
+    if not IN_GIT:
+        return load(name)
+    shown = git("show", f"HEAD:notebooks/{name}.ipynb")
+    if shown.returncode != 0:  # a notebook not committed yet: its working copy
+        return load(name)
+    return nbformat.reads(shown.stdout.decode(), as_version=4)
+
+
 @per_notebook
 def test_committed_without_outputs(name):
-    dirty = [i for i, cell in enumerate(load(name).cells)
+    dirty = [i for i, cell in enumerate(committed(name).cells)
              if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None)]
     assert dirty == [], f"{name}: cells {dirty} carry outputs or execution counts; strip them before committing"
+
+
+@pytest.mark.skipif(not IN_GIT, reason="not a git checkout")
+def test_notebooks_pass_through_the_output_stripping_filter():
+    """.gitattributes sends every notebook through nbstripout (configured by make install), and a notebook
+    with outputs comes out of that filter without them, cell ids kept."""
+    attr = git("check-attr", "filter", "notebooks/ltf_experiments.ipynb").stdout.decode()
+    assert attr.strip().endswith("filter: nbstripout"), attr
+    clean = git("config", "filter.nbstripout.clean").stdout.decode().strip()
+    if not clean:
+        pytest.skip("filter.nbstripout.clean is not configured in this checkout (make install configures it)")
+    nb = load("optimal_policy")
+    code = next(c for c in nb.cells if c.cell_type == "code")
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="hello\n")]
+    code.execution_count = 3
+    out = subprocess.run(clean, shell=True, input=nbformat.writes(nb).encode(), capture_output=True, check=True)
+    stripped = nbformat.reads(out.stdout.decode(), as_version=4)
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in stripped.cells if c.cell_type == "code")
+    assert [c.id for c in stripped.cells] == [c.id for c in nb.cells]
 
 
 @per_notebook
