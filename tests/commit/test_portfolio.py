@@ -234,3 +234,21 @@ def test_portfolio_results_do_not_depend_on_what_ran_before_in_the_process():
     both = portfolio_grid(section73, [300], [ROSCOC(), UCBPortfolio()], n_seeds=2, seed=0, cache=False)
     alone = portfolio_grid(section73, [300], [UCBPortfolio()], n_seeds=2, seed=0, cache=False)
     assert np.array_equal(both.regret.to_numpy()[2:], alone.regret.to_numpy())
+
+
+def test_affine_reward_portfolio_is_the_best_single_arm():
+    from horizonbandits.commit.portfolio import AffineReward, solver_for
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        O = rng.uniform(size=(3, 5))
+        g = AffineReward(rng.normal(size=3), 0.7)
+        x, v = solver_for(g, 5).solve(O)
+        best = int(np.argmax(g.value(O.T)))
+        assert x[best] > 1 - 1e-5 and v == pytest.approx(g.value(O[:, best]), abs=1e-6)
+    g = AffineReward([3.0, 4.0], -1.0)
+    assert g.lipschitz() == 5.0 and g.value([1.0, 1.0]) == 6.0
+    for bad, name in (([np.nan], "w"), ([[1.0]], "w")):
+        with pytest.raises(ValueError, match=f"^{name}="):
+            AffineReward(bad)
+    with pytest.raises(ValueError, match="^b="):
+        AffineReward([1.0], float("inf"))

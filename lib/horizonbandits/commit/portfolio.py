@@ -114,6 +114,34 @@ class QuadraticReward(ConcaveReward):
         return f"QuadraticReward(c={np.round(self.c, 4).tolist()}, A={'I' if np.array_equal(self.A, np.eye(self.d)) else 'A'})"
 
 
+class AffineReward(ConcaveReward):
+    """g(y) = w . y + b, the affine commitment reward of section 6.2's remark that committing to a single arm is
+    then optimal (g(O x) is linear in x, so its maximum over the simplex is at a vertex). ``lipschitz()`` = ||w||_2."""
+
+    def __init__(self, w, b: float = 0.0):
+        w = np.asarray(w, dtype=float)
+        if w.ndim != 1 or w.size < 1 or not np.all(np.isfinite(w)):
+            raise ValueError(f"w={w.tolist()!r} is not allowed: expected a finite vector of length d >= 1")
+        if not np.isfinite(b):
+            raise ValueError(f"b={b!r} is not allowed: expected a finite number")
+        self.d, self.w, self.b = w.size, w, float(b)
+
+    def cvxpy(self, y):
+        return self.w @ y + self.b
+
+    def value(self, y):
+        return np.asarray(y, dtype=float) @ self.w + self.b
+
+    def lipschitz(self) -> float:
+        return float(np.linalg.norm(self.w))
+
+    def key(self):
+        return ("affine", self.w.tobytes(), self.b)
+
+    def __repr__(self) -> str:
+        return f"AffineReward(w={np.round(self.w, 4).tolist()}, b={self.b:g})"
+
+
 def _check_means(name: str, O, d: int | None = None, K: int | None = None) -> np.ndarray:
     O = as_float_array(name, O, "a finite d x K matrix of numbers")
     if O.ndim != 2 or not np.all(np.isfinite(O)):
