@@ -44,7 +44,8 @@ def test_accessors_read_the_tables(small_run):
         at_T = r.summary[r.summary["T"] == T]
         assert at_T.loc[at_T["policy"] == policy, "mean_regret"].iloc[0] == at_T["mean_regret"].min()
     lines = r.closing_lines()
-    assert len(lines) == 2 and lines[0].startswith("- T = 2,000: mean regret ") and "of 2 baselines" in lines[1]
+    assert len(lines) == 3 and lines[0].startswith("- T = 2,000, the whole win-rate matrix: ") and "beaten by" in lines[0]
+    assert lines[1].startswith("- T = 2,000: mean regret ") and "of 2 baselines" in lines[2]
 
 
 def test_describe_and_the_switching_share(small_run):
@@ -99,3 +100,15 @@ def test_switches_within_counts_instances_whose_optimal_arm_changes():
     insts = {"flip": flip, "flat": flat}
     assert figure2.switches_within(insts, [10_000, 30_000]) == 1
     assert figure2.switches_within(insts, [10_000, 15_000]) == 0
+
+
+def test_win_rate_summary_counts_the_whole_matrix(small_run):
+    _, pols, r, _ = small_run
+    board = figure2.win_rate_summary(r.rates)
+    assert set(board["policy"]) == set(pols) and (board["others"] == len(pols) - 1).all()
+    for row in board.itertuples():
+        mine = r.rates[(r.rates["row"] == row.policy) & (r.rates["T"] == row.T)]
+        assert row.mean_win_rate == pytest.approx(mine["win_rate"].mean())
+        assert row.beats == int((mine["ci_low"] > 0.5).sum())
+        assert row.beaten_by == int((r.rates[(r.rates["col"] == row.policy) & (r.rates["T"] == row.T)]["ci_low"] > 0.5).sum())
+    assert board.groupby("T")["rank"].min().eq(1).all()

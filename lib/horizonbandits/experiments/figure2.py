@@ -9,7 +9,8 @@ they check; everything else is here, so that a user's own family goes through th
   peaker in black;
 - :func:`run` - the grid (:func:`~horizonbandits.experiments.run_grid`), the per-instance means,
   the kernel seconds per policy, the mean regret against the horizon with bootstrap intervals
-  (panel a / d), the pairwise win rates at ``win_rate_horizons`` (panels b, c / e, f) and the paired
+  (panel a / d), the pairwise win rates at ``win_rate_horizons`` (panels b, c / e, f) with the whole matrix
+  summarised per policy (:func:`win_rate_summary`) and the paired
   differences against CURE-UCB; every table is saved as ``tables/<name>_<part>.csv`` and every
   figure as ``figures/<name>_<part>.png``. Returns a :class:`Figure2`.
 
@@ -192,6 +193,22 @@ def wins_outcome(df: pd.DataFrame, T: int, threshold: float, partly: float | Non
     return rules.Outcome(out.verdict, ours, rates[worst].n_text, rates[worst].interval, out.rule, out.to_decide)
 
 
+def win_rate_summary(rates: pd.DataFrame) -> pd.DataFrame:
+    """The whole pairwise win-rate matrix in one row per (T, policy): its mean win rate over the other policies,
+    how many it beats on most instances with confidence (interval above 50 %), how many beat it so (the other
+    side's interval above 50 %), and its rank by mean win rate (1 = best)."""
+    rows = []
+    for T, at in rates.groupby("T"):
+        for policy, r in at.groupby("row", sort=False):
+            against = at[at["col"] == policy]
+            rows.append({"T": T, "policy": policy, "mean_win_rate": float(r["win_rate"].mean()),
+                         "beats": int((r["ci_low"] > 0.5).sum()), "beaten_by": int((against["ci_low"] > 0.5).sum()),
+                         "others": int(len(r))})
+    out = pd.DataFrame(rows, columns=["T", "policy", "mean_win_rate", "beats", "beaten_by", "others"])
+    out["rank"] = out.groupby("T")["mean_win_rate"].rank(ascending=False, method="min").astype(int)
+    return out.sort_values(["T", "rank"], ignore_index=True)
+
+
 def headline(df: pd.DataFrame, subject: str = REFERENCE) -> pd.DataFrame:
     """Per horizon: the subject's mean regret, the policy with the lowest mean regret, the subject's
     smallest win rate (per instance the mean over seeds; ties one half) and the policy it is against."""
@@ -247,7 +264,11 @@ class Figure2:
         """Sentences computed from the tables: the ranking at each win-rate horizon, and how many
         baselines CURE-UCB's paired difference beats (or loses to) significantly."""
         lines = []
+        board = win_rate_summary(self.rates)
         for T in self.win_rate_horizons:
+            b = board[board["T"] == T]
+            lines.append(f"- T = {T:,}, the whole win-rate matrix: " + ", ".join(
+                f"{r.policy} beats {r.beats} and is beaten by {r.beaten_by} of {r.others}" for r in b.itertuples()) + ".")
             s = self.summary[self.summary["T"] == T].sort_values("mean_regret")
             lines.append(f"- T = {T:,}: mean regret "
                          + ", ".join(f"{p} {v:,.0f}" for p, v in zip(s["policy"], s["mean_regret"])) + ".")
@@ -306,6 +327,7 @@ def run(name: str, instances, policies, horizons, win_rate_horizons, n_seeds: in
     # Panels b, c / e, f: pairwise win rates (row beats column)
     rates = pd.concat([win_rates(df, T, n_boot=n_boot) for T in win_rate_horizons], ignore_index=True)
     save_table(rates, f"{name}_win_rates", output_dir)
+    save_table(win_rate_summary(rates), f"{name}_win_rate_summary", output_dir)
     fig, axes = plt.subplots(1, len(win_rate_horizons), figsize=(6.2 * len(win_rate_horizons), 5.2), squeeze=False)
     for ax, T in zip(axes[0], win_rate_horizons):
         win_rate_heatmap(win_rate_matrix(rates[rates["T"] == T]), ax=ax, title=f"win rate (%), T = {T:,}")
