@@ -256,7 +256,8 @@ def test_raec_trace_thresholds_and_targets():
 
 
 SCHEDULE_CASES = [(4, 1250, 5000), (4, 5000, 20000), (4, 141, 20000), (4, 19000, 20000), (3, 50, 200),
-                  (5, 9999, 10000), (2, 80, 81), (6, 30000, 40000)]
+                  (5, 9999, 10000), (2, 80, 81), (6, 30000, 40000),
+                  (4, 600, 8600)]  # K^(1/4) (T-N)^(2/3) < N <= K^(1/3) (T-N)^(2/3): Region I only by the K^(1/3) rule
 
 
 @pytest.mark.parametrize("K,N,T", SCHEDULE_CASES)
@@ -388,17 +389,21 @@ def roscoc_problems():
 
 
 def test_roscoc_stage1_length_is_0_3_tau():
-    """Section 7.3: ROSCOC's Stage I lasts 0.3 tau rounds (rounded, at least K, at most N)."""
-    for p in roscoc_problems():
+    """Section 7.3: ROSCOC's Stage I lasts 0.3 tau rounds (rounded, at least K, at most N). On section 7.3's
+    instances tau = N (L_g is about 100); the late-commitment case N = 9,000 of T = 10,000 has tau < N."""
+    binding = 0
+    for p in roscoc_problems() + [section73(10000, N=9000)]:
         L = quadratic_lipschitz(p.reward.A, p.reward.c)
         assert p.reward.lipschitz() == pytest.approx(L, rel=1e-12)
         tau = paper_tau(p.K, p.d, p.N, p.T, L)
         assert theorem63_stage1_budget(p.K, p.d, p.N, p.T, L) == pytest.approx(tau, rel=1e-12)
+        binding += tau < p.N
         n1 = int(min(p.N, max(p.K, round(0.3 * tau))))
         assert ROSCOC().stage1_rounds(p) == n1
         assert p.K < n1 < p.N  # not clamped, so tau shows
         run = ROSCOC().run(p, p.draw(0, 0), policy_stream_seed(0, 0))
         assert run.info["stage1_rounds"] == n1
+    assert binding >= 1
 
 
 def paper_frank_wolfe(Y, A, c, n1, gamma, radius_scale=1.0, doubling=False, avg_shift=0, rad_const=1.0):
@@ -528,3 +533,37 @@ def test_portfolio_regret_split_section_6_2():
             assert s == pytest.approx(np.trace(A @ sigma), rel=1e-10)
             assert tot == pytest.approx(e + m + s, rel=1e-12)
             assert m > 1.0
+
+
+# ------------------------------------------------------------------------------------------------ section 7
+@pytest.mark.parametrize("schedule", list(instances.SCHEDULES))
+def test_section71_and_72_constants(schedule):
+    """Section 7.1: Stage I targets (1/10) m_g,l except for N = floor(T^(1/2)) (the exact Algorithm 1), Stage II
+    exactly m_f,l, commitment to the empirical g-best; section 7.2: (1/25) m_g,l and (1/10) m_f,l."""
+    p71 = instances.section71_policy(schedule)
+    assert (p71.stage1_scale, p71.stage2_scale, p71.commit) == (1.0 if schedule == "sqrt" else 0.1, 1.0, "empirical")
+    p72 = instances.section72_policy()
+    assert (p72.stage1_scale, p72.stage2_scale, p72.commit) == (1 / 25, 1 / 10, "empirical")
+
+
+@pytest.mark.parametrize("K,N,T", [(4, 1250, 5000), (4, 5000, 20000), (3, 50, 200), (6, 30000, 40000)])
+def test_proposition41_failure_terms(K, N, T):
+    """Proposition 4.1: with L = ceil(log2(1/eps)) and B_eps = min{N, K m_g,L}, the failure terms are
+    K L / (T - N) + K B_eps L / (T - N)^2 (constants dropped)."""
+    problem = CommitProblem.bernoulli(np.linspace(0.2, 0.8, K), np.linspace(0.7, 0.3, K), N, T)
+    for eps in (None, 0.05, 0.2):
+        e = theorem31_eps(K, N, T) if eps is None else eps
+        L = max(math.ceil(math.log2(1 / e)), 1)
+        B = min(N, K * 4 * math.log(T - N) / delta(L) ** 2)
+        got = theory.proposition41_bound(problem, eps)["failure"]
+        assert got == pytest.approx(K * L / (T - N) + K * B * L / (T - N) ** 2, rel=1e-12)
+        mu_f, mu_g = problem.mu_f, problem.mu_g
+        gaps_f, gaps_g = mu_f.max() - mu_f, mu_g.max() - mu_g
+        star = int(np.argmax(mu_g))
+        gam = [gaps_g[i] if i != star else min(gaps_g[j] for j in range(K) if j != star) for i in range(K)]
+        experiment = sum(gaps_f[i] * max(math.log(T - N) / max(gam[i], e) ** 2, math.log(N) / gaps_f[i] ** 2)
+                         for i in range(K) if gaps_f[i] > 0)
+        commitment = (T - N) * max(g for g in gaps_g if g <= 2 * e)
+        bound = theory.proposition41_bound(problem, eps)
+        assert bound["experiment"] == pytest.approx(experiment, rel=1e-12)
+        assert bound["commitment"] == pytest.approx(commitment, rel=1e-12)
