@@ -20,6 +20,7 @@ the test named after each edit failed, and all tests pass on the unedited librar
 
  1. Stage-I threshold 2^-l -> 2^-(l+1) in both ``elimination.elimination_run`` and
     ``raec.reference_elimination``: test_raec_runs_follow_algorithm_1, test_raec_trace_thresholds_and_targets.
+    Made in ``elimination.py`` alone: test_raec_runs_follow_algorithm_1; in ``raec.py`` alone: both tests.
  2. Stage-II threshold 2^-l -> 2^-(l+1) in both ``elimination._stage2`` and ``raec.reference_elimination``:
     test_raec_runs_follow_algorithm_1, test_raec_trace_thresholds_and_targets, test_roscoc_run_follows_its_stages.
  3. Target constant 4 log(.) -> 3 log(.) in ``elimination.epoch_targets``: test_raec_schedule_is_m_g_and_m_f
@@ -29,7 +30,8 @@ the test named after each edit failed, and all tests pass on the unedited librar
  6. Theorem 3.1's exponent 1/3 -> 1/2 in ``theory.raec_epsilon``: test_raec_epsilon_rules_epochs_and_reserve.
  7. Region eps factor 4 -> 3 in ``theory.epsilon_by_region``: test_raec_epsilon_rules_epochs_and_reserve.
  8. Region I boundary K^(1/3) -> K^(1/4) in ``theory.regime`` (section-3 boundaries):
-    test_raec_epsilon_rules_epochs_and_reserve.
+    test_raec_epsilon_rules_epochs_and_reserve, test_raec_schedule_is_m_g_and_m_f (through the case
+    (K, N, T) = (4, 600, 8600); before that case was added this edit passed every test).
  9. L = ceil(log2(1/eps)) -> ceil(log2(2/eps)) in ``theory.epochs_for``: test_raec_epsilon_rules_epochs_and_reserve.
 10. UCB bonus sqrt(2 log t / n) -> sqrt(3 log t / n) in ``ucb._reference_rounds``: test_ucb_commit_index_is_ucb1.
 11. the same in ``ucb.nb_ucb_arm`` (table path and UCB-Portfolio): test_ucb_commit_index_is_ucb1,
@@ -37,7 +39,8 @@ the test named after each edit failed, and all tests pass on the unedited librar
 12. the same in ``ucb._two_log_table`` (batch path): test_ucb_commit_index_is_ucb1.
 13. the same in ``ucb_portfolio.ucb_f_reference``: test_ucb_portfolio_experiment_is_ucb1.
 14. tau's exponent (T-N)^(2/3) -> (T-N)^(1/2) in ``portfolio_model.theorem63_stage1_budget``:
-    test_roscoc_stage1_length_is_0_3_tau.
+    test_roscoc_stage1_length_is_0_3_tau (through section73(10000, N=9000), the one case where tau < N; on
+    section 7.3's own instances tau = N and this edit passed every test).
 15. ROSCOC's stage1_scale default 0.3 -> 0.25: test_roscoc_stage1_length_is_0_3_tau.
 16. L_g = 2 max ||A (y - c)|| -> 1 max ||A (y - c)|| in ``QuadraticReward.lipschitz``:
     test_roscoc_stage1_length_is_0_3_tau.
@@ -50,9 +53,15 @@ the test named after each edit failed, and all tests pass on the unedited librar
 22. ROSCOC's stage2_scale default 0.1 -> 0.2: test_roscoc_run_follows_its_stages.
 23. commitment regret (T - N) -> (T - N + 1) in ``CommitProblem.regret_parts``: test_regret_split_equation_2.
 24. the same in ``PortfolioProblem.commitment_regret``: test_portfolio_regret_split_section_6_2.
+25. Proposition 4.1's m_g,L = 4 log(T-N) 4^L -> 3 log(T-N) 4^L in ``theory.proposition41_bound``:
+    test_proposition41_failure_terms.
+26. Proposition 4.1's commitment term max over Delta_g,i <= 2 eps -> <= 3 eps: test_proposition41_failure_terms.
+27. section 7.2's Stage-I scale 1/25 -> 1/20 in ``instances.section72_policy``: test_section71_and_72_constants.
+28. section 7.1's Stage-I scale 1/10 -> 1/5 in ``instances.section71_policy``: test_section71_and_72_constants.
 
-Not detectable by construction: the factor 2 of the gradient theta = -2 A (ybar - c) (the Frank-Wolfe arm
-argmax_j theta . v_j + |theta| . rad_j does not change when theta is scaled by a positive number).
+Not detectable by construction (tried: the factor 2 -> 1 in the kernel, every test passed): the factor 2 of
+the gradient theta = -2 A (ybar - c); the Frank-Wolfe arm argmax_j theta . v_j + |theta| . rad_j does not
+change when theta is scaled by a positive number, so the behaviour is the same.
 """
 import itertools
 import math
