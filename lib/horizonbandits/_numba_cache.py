@@ -20,6 +20,7 @@ import hashlib
 import os
 import shutil
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -96,3 +97,24 @@ def install_locator():
     impl._locator_classes.insert(0, PackageCacheLocator)
     _LOCATOR = PackageCacheLocator
     return _LOCATOR
+
+
+@contextmanager
+def watch_compiles(on_compile):
+    """Call ``on_compile()`` each time numba starts compiling a kernel in this process, inside the block.
+    numba's ``numba:compile`` event fires for real compiles only, never for a kernel loaded from the cache."""
+    from numba.core import event
+
+    class _Listener(event.Listener):
+        def on_start(self, ev):
+            on_compile()
+
+        def on_end(self, ev):
+            pass
+
+    listener = _Listener()
+    event.register("numba:compile", listener)
+    try:
+        yield
+    finally:
+        event.unregister("numba:compile", listener)

@@ -33,42 +33,20 @@ class WarmupReport:
 
 
 class _CompileCounter:
-    """Counts numba compiles (the ``numba:compile`` events that start) while installed."""
-
-    def __init__(self):
-        self.count = 0
-
-    def on_start(self, event):
-        self.count += 1
-
-    def on_end(self, event):
-        pass
+    count = 0
 
 
 @contextmanager
 def count_compiles():
     """``with count_compiles() as c: ...`` then ``c.count``: kernels numba compiled (not cache loads) inside."""
-    from numba.core import event
-    from numba.core.event import Listener
-
-    class _Listener(Listener):
-        def __init__(self, counter):
-            super().__init__()
-            self.counter = counter
-
-        def on_start(self, ev):
-            self.counter.on_start(ev)
-
-        def on_end(self, ev):
-            self.counter.on_end(ev)
-
+    from ._numba_cache import watch_compiles
     counter = _CompileCounter()
-    listener = _Listener(counter)
-    event.register("numba:compile", listener)
-    try:
+
+    def seen():
+        counter.count += 1
+
+    with watch_compiles(seen):
         yield counter
-    finally:
-        event.unregister("numba:compile", listener)
 
 
 def _rising(names=None) -> int:
@@ -127,12 +105,3 @@ def warm_up(models=MODELS, echo=print) -> list[WarmupReport]:
             if echo is not None:
                 echo(report.line())
     return reports
-
-
-def warm_policies(policies) -> int:
-    """Load (or compile) the kernels of these rising policy objects in this process, on a tiny instance; the
-    number of kernels compiled."""
-    names = {type(p).name for p in policies}
-    with count_compiles() as compiles, np.errstate(all="ignore"):
-        _rising(sorted(names))
-    return compiles.count
