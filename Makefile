@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml requirements.lock
 	$(PY) -m pip install --quiet -c requirements.lock -e '.[dev]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
 	@$(MAKE) --no-print-directory strip-filter
+	$(HB) warmup
 	@touch $(STAMP)
 
 # Notebooks are safe to run in place: .gitattributes sends notebooks/*.ipynb through nbstripout when git

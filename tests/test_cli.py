@@ -52,8 +52,20 @@ def test_help_names_every_command(capsys):
         cli.main(["--help"])
     out = capsys.readouterr().out
     assert done.value.code == 0
-    for word in ("list", "run", "new", "data", "--root"):
+    for word in ("list", "run", "new", "data", "warmup", "--root"):
         assert word in out
+
+
+def test_warmup_prints_a_line_per_model_and_the_total_without_a_workbook(capsys, tmp_path, monkeypatch):
+    from horizonbandits import warmup
+    monkeypatch.chdir(tmp_path)  # no notebooks/ or params/ here: warmup needs the package only
+    monkeypatch.setattr(warmup, "_WARMERS", {"rising": lambda: 10, "commitment": lambda: 4, "portfolio": lambda: 2})
+    code, out, err = hb(capsys, "warmup")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["rising", "commitment", "portfolio", "warmup"]
+    assert lines[0].startswith("rising: 10 policies, all loaded from the cache, ") and lines[0].endswith(" s")
+    assert lines[-1].startswith("warmup: ") and "in all, 0 kernel(s) compiled" in lines[-1]
 
 
 def test_run_help_lists_profiles(capsys):

@@ -2,7 +2,9 @@
 import subprocess
 import sys
 
-from horizonbandits._numba_cache import source_digest
+from horizonbandits._numba_cache import PACKAGE_DIR, source_digest
+
+LIB = str(PACKAGE_DIR.parent)  # the subprocesses import this checkout's package, not the venv's install
 
 
 def test_digest_changes_with_any_source_file(tmp_path):
@@ -18,7 +20,7 @@ def test_digest_changes_with_any_source_file(tmp_path):
 
 def test_numba_is_pointed_at_the_digest_folder_unless_the_user_chose_one(tmp_path):
     code = "import horizonbandits as hb, numba.core.config as c; print(hb.NUMBA_CACHE, c.CACHE_DIR)"
-    env = {"PATH": "", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = {"PATH": "", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": LIB}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
     assert out[0] == out[1] and out[0].startswith(str(tmp_path / "cache" / "horizonbandits" / "numba"))
     assert out[0].endswith(source_digest())
@@ -40,8 +42,45 @@ def test_only_old_unused_folders_beyond_the_newest_few_are_pruned(tmp_path):
         age = 10 * i if i < KEEP + 2 else STALE_AFTER_S + 100  # the last one is a day old
         os.utime(folder, (now - age, now - age))
     code = "import horizonbandits"
-    env = {"PATH": "", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = {"PATH": "", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": LIB}
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
     left = {p.name for p in base.iterdir()}
     assert f"f{KEEP + 2}" not in left           # old and beyond the newest few: removed
     assert {f"f{i}" for i in range(KEEP + 2)} <= left   # recent ones stay, even beyond KEEP (another checkout)
+
+
+KERNEL_RUN = """
+import horizonbandits as hb
+from horizonbandits.warmup import count_compiles
+from horizonbandits.rng import nb_uniform, new_state
+with count_compiles() as c:
+    u = nb_uniform(new_state(7))
+print(c.count, hb.NUMBA_CACHE, repr(u))
+"""
+
+
+def test_a_second_checkout_of_the_same_source_loads_the_kernels_the_first_compiled(tmp_path):
+    """Two copies of the package at different paths, with different modification times: the second
+    compiles nothing (numba's own locator would give it a folder of its own, named by its path)."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    src = PACKAGE_DIR
+    env = {"PATH": "", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    outs = []
+    for i, name in enumerate(["first", "second"]):
+        copy = tmp_path / name / "horizonbandits"
+        shutil.copytree(src, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        when = 1_000_000_000 + 1000 * i
+        for path in copy.rglob("*.py"):
+            os.utime(path, (when, when))
+        run = subprocess.run([sys.executable, "-c", KERNEL_RUN], env={**env, "PYTHONPATH": str(tmp_path / name)},
+                             capture_output=True, text=True, check=True)
+        outs.append(run.stdout.split())
+    (first_compiles, first_folder, first_u), (second_compiles, second_folder, second_u) = outs
+    assert int(first_compiles) >= 1           # a cold cache: the kernel (and the one it calls) compiled
+    assert second_folder == first_folder      # same source, same digest folder
+    assert int(second_compiles) == 0          # loaded from the first checkout's files
+    assert second_u == first_u
+    assert list(Path(first_folder).glob("src/rng.nb_uniform-*.nbi"))

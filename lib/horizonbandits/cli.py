@@ -5,6 +5,7 @@
     hb claims [--profile P]                   the papers' claims checked by the last runs
     hb new NAME --from NOTEBOOK               start a notebook from an existing one
     hb cache verify [--sample N]              recompute a sample of the result cache and compare
+    hb warmup                                 compile every numba kernel into the cache (make install runs it)
     hb data fetch-imdb [--dest DIR]           download the IMDB learning curves
 
 User mistakes (unknown profile or notebook, bad parameter files, bad names, an unwritable outputs
@@ -117,6 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--only", nargs="+", action="extend", metavar="NAME", help="only these notebooks")
     verify.add_argument("--cache", metavar="DIR",
                         help="the cache folder (default: $HB_CACHE_DIR, else the outputs' cache/)")
+
+    sub.add_parser("warmup", help="compile every numba kernel into the cache, once per source version",
+                   description="Run every registered policy (rising, commitment, portfolio) once on a tiny instance, "
+                               "so that its numba kernels are compiled into the cache "
+                               "(~/.cache/horizonbandits/numba/<source digest>, or $NUMBA_CACHE_DIR). The first "
+                               "grid of a notebook then starts at once; a second warmup loads them from the cache. "
+                               "Prints one line per model and the total time.")
 
     data = sub.add_parser("data", help="fetch the data sets some notebooks use",
                           description="Download data sets that are not part of the repository.")
@@ -279,6 +287,18 @@ def _cmd_fetch_imdb(wb: wbk.Workbook, args) -> int:
     return 0
 
 
+def _cmd_warmup(args) -> int:
+    import time
+
+    from .warmup import warm_up
+    start = time.perf_counter()
+    reports = warm_up(echo=lambda line: print(line, flush=True))
+    compiled = sum(r.compiled for r in reports)
+    print(f"warmup: {time.perf_counter() - start:.1f} s in all, {compiled} kernel(s) compiled"
+          + ("" if compiled else " (all were in the cache)"))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -291,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "cache" and args.cache_command is None:
         parser.error("hb cache needs an action, e.g. hb cache verify")
     try:
+        if args.command == "warmup":  # needs the package only, not a workbook
+            return _cmd_warmup(args)
         wb = wbk.Workbook.locate(args.root, args.outputs)
         if args.command == "list":
             return _cmd_list(wb, args)

@@ -39,7 +39,7 @@ def summarise(result: CommitResult, level: float = 0.95) -> dict:
 
 def run_grid(cases, policies, n_seeds: int, seed: int = 0, draws: str = "batch", keep_runs: bool = False, *,
              backend: str = "sequential", n_jobs: int = 1, address: str | None = None, cache: bool = True,
-             cache_dir=None, progress: bool = False):
+             cache_dir=None, progress: bool = True):
     """Simulate every policy on every case.
 
     ``cases``: iterable of dicts with a ``problem`` (CommitProblem) and any labels (schedule, T, c...);
@@ -49,7 +49,9 @@ def run_grid(cases, policies, n_seeds: int, seed: int = 0, draws: str = "batch",
 
     ``backend`` ("sequential", "loky" with ``n_jobs`` processes, or "dask": the scheduler at ``address``
     or a local cluster), ``cache`` (read and write ``cache_dir``, else ``$HB_CACHE_DIR``, else
-    ``outputs/cache``) and ``progress`` as in ``experiments.run_grid``. Results do not depend on them.
+    ``outputs/cache``) and ``progress`` (a bar over the tasks left to compute, on by default: the text bar in a
+    terminal or under papermill, the widget bar in JupyterLab) as in ``experiments.run_grid``. Results do not
+    depend on them.
     """
     from ..compute.cache import code_digest, digest
     from ..compute.tasks import Task, fingerprint, run_cached

@@ -280,7 +280,7 @@ def simulate(problem: PortfolioProblem, policy, n_seeds: int = 1, seed: int = 0,
 
 
 def portfolio_grid(make_problem, horizons, policies, n_seeds: int, seed: int = 0, n_jobs: int = 1,
-                   progress: bool = False, *, backend: str | None = None, address: str | None = None,
+                   progress: bool = True, *, backend: str | None = None, address: str | None = None,
                    cache: bool = True, cache_dir=None, chunk_size: int = 10):
     """Tidy table of runs: one row per (T, policy, seed index) for ``make_problem(T)`` over ``horizons``.
 
@@ -295,6 +295,7 @@ def portfolio_grid(make_problem, horizons, policies, n_seeds: int, seed: int = 0
     cluster), with the resumable on-disk cache of the rising grid (``cache``, ``cache_dir``). A task
     returns each seed's pulls and portfolio; the regret is computed here over all the seeds at once,
     as :func:`simulate` does, so the numbers do not depend on the backend, the chunks or the cache.
+    ``progress`` (on by default): the grid's bar over its tasks, then one line per (T, policy) with its mean regret.
     """
     import pandas as pd
 

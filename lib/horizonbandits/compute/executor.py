@@ -190,23 +190,57 @@ def _execute_dask(fn, args: list, workers: int, address: str | None):
 # Progress
 # --------------------------------------------------------------------------------------------
 
-def progress_bar(total_cost: float, show: bool, what: str = "run_grid"):
-    """Progress weighted by each task's estimated cost, so that the time left is meaningful."""
+COMPILING = "compiling kernels (first run only)"
+
+
+def progress_bar(total_cost: float, show: bool, what: str = "run_grid", n_tasks: int = 0):
+    """Progress weighted by each task's estimated cost, so that the time left is meaningful. Its label is
+    ``"<what>: <done>/<n_tasks> tasks"`` (set with :func:`set_label`, which adds no colon of its own)."""
     from ..progress import tqdm  # widget bar in JupyterLab, text bar under papermill and in terminals
-    return tqdm(total=total_cost, disable=not show, desc=f"{what}: 0 tasks", smoothing=0.05,
+    return tqdm(total=total_cost, disable=not show, desc=f"{what}: 0/{n_tasks} tasks", smoothing=0.05,
                 bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
 
 
+def set_label(bar, text: str, refresh: bool = False) -> None:
+    """The bar's description, as given (tqdm's ``set_description`` would add a second ': ')."""
+    bar.set_description_str(text, refresh=refresh)
+
+
 def run_tasks(backend: str, fn, args: list, costs: list, workers: int, address: str | None, absorb,
-              show: bool, what: str = "run_grid") -> None:
-    """Run ``fn(*args[i])`` for every i on the backend, calling ``absorb(i, result)`` as each finishes."""
+              show: bool, what: str = "run_grid", prepare=None) -> None:
+    """Run ``fn(*args[i])`` for every i on the backend, calling ``absorb(i, result)`` as each finishes.
+
+    ``prepare()`` (optional) runs here first, before any task: the grids load or compile their kernels
+    with it, so that workers then read them from the disk cache. While numba compiles in this process
+    (in ``prepare`` or in a task run here), the bar says "compiling kernels (first run only)" instead of
+    sitting at 0 %; the next finished task puts the count back.
+    """
     if not args:
         return
-    bar = progress_bar(sum(costs), show, what)
+    from .._numba_cache import watch_compiles
+    bar = progress_bar(sum(costs), show, what, len(args))
+    state = {"done": 0, "compiling": False}
+
+    def counted(refresh: bool) -> None:
+        set_label(bar, f"{what}: {state['done']}/{len(args)} tasks", refresh=refresh)
+
+    def compiling() -> None:
+        if not state["compiling"]:
+            state["compiling"] = True
+            done = f"{state['done']}/{len(args)} tasks, " if state["done"] else ""
+            set_label(bar, f"{what}: {done}{COMPILING}", refresh=True)
+
     try:
-        for done, (i, out) in enumerate(execute(backend, fn, args, workers, address), start=1):
-            absorb(i, out)
-            bar.set_description(f"{what}: {done}/{len(args)} tasks", refresh=False)
-            bar.update(costs[i])
+        with watch_compiles(compiling):
+            if prepare is not None:
+                prepare()
+                if state["compiling"]:
+                    state["compiling"] = False
+                    counted(refresh=True)
+            for done, (i, out) in enumerate(execute(backend, fn, args, workers, address), start=1):
+                absorb(i, out)
+                state["done"], state["compiling"] = done, False
+                counted(refresh=False)
+                bar.update(costs[i])
     finally:
         bar.close()

@@ -338,8 +338,20 @@ def run_grid(instances, policies, horizons, n_seeds: int, seed: int = 0, backend
 
     args = [(instances[t.key], {r.policy: policies[r.policy] for r in t.runs}, t.runs,
              inst_ids[t.key][1], t.chunk[0], t.chunk[1]) for t in tasks]
+    def prepare() -> None:
+        # Each policy's kernel loaded (or, cache cold, compiled, the bar saying so) here before any task, so
+        # that loky or local dask workers read it from the disk cache instead of each compiling it. A remote
+        # cluster compiles on its own machines. The numbers do not change: this run is thrown away.
+        for t in tasks:
+            root = inst_ids[t.key][1]
+            for r in t.runs:
+                if type(policies[r.policy]) not in _WARM:
+                    _warm_up(policies[r.policy], reward_source(instances[t.key], root, t.chunk[0]), r.T_run,
+                             policy_stream_seed(root, t.chunk[0]))
+
     try:
-        run_tasks(backend, run_task, args, [t.cost for t in tasks], workers_for(n_jobs), address, absorb, progress)
+        run_tasks(backend, run_task, args, [t.cost for t in tasks], workers_for(n_jobs), address, absorb, progress,
+                  prepare=None if backend == "dask" and address else prepare)
     finally:
         store.report()
     roots = {key: ids[1] for key, ids in inst_ids.items()}
