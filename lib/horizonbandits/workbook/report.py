@@ -314,7 +314,7 @@ def _ledger_section(ledger, entries: dict, problems=()) -> str:
                 f"<td>{_clip(row['statement'], LEDGER_CLIP['statement'])}</td>"
                 f"<td>{_clip(row['paper_value'], LEDGER_CLIP['paper_value'])}</td><td>{ours_cell}</td>"
                 f"<td>{_verdict_badge(row['verdict'])}</td>"
-                f'<td><a href="{_e(target)}">{_e(row["notebook"]).replace("_", "_<wbr>")}</a>{stale}</td></tr>')
+                f'<td><a href="{_e(target)}">{_e(row["notebook"])}</a>{stale}</td></tr>')
         tables.append(
             f'<h3 id="kind-{kind}">{_e(claims_mod.KIND_TITLES[kind])} ({len(sub)})</h3>'
             '<table class="ledger"><colgroup><col class="c-id"><col class="c-st"><col class="c-pv"><col class="c-ours">'
