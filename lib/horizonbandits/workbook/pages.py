@@ -6,9 +6,17 @@ the ``jupyter_server_mathjax`` package, copied once into ``<profile>/_static/mat
 profile folder is complete on its own (it can be zipped and opened anywhere). Pages live one
 level down (``html/``, ``failed/``), hence the relative ``../_static``. Widget outputs (tqdm bars)
 show their text form.
+
+Each page is titled with the notebook's title, starts with a link back to ``../index.html``, shows
+every code cell's input folded in a ``<details>`` (a button unfolds them all), and names no folder of
+the machine: the absolute outputs root and workbook root that outputs print (the injected
+``output_dir``, ``PosixPath('/.../outputs/default/figures/x.png')``, tracebacks) are rewritten
+relative to the workbook (``outputs/default/figures/x.png``, ``lib/...``), see ``relative_paths``.
 """
 from __future__ import annotations
 
+import html
+import re
 import shutil
 from pathlib import Path
 
@@ -47,13 +55,53 @@ def install_assets(profile_dir: Path) -> Path:
     return target
 
 
+def relative_paths(text: str, roots: dict[str, str]) -> str:
+    """``text`` with each absolute folder of ``roots`` (longest first) replaced by its relative form
+    (``""`` for a path relative to it: ``/root/lib/x.py`` reads ``lib/x.py``, ``/root`` alone ``.``), as
+    written and HTML-escaped; a root matches only as a whole path (``/a/out`` is not in ``/a/outer``).
+    Roots of fewer than two components (``/``, ``/tmp``) are left alone."""
+    for root in sorted(roots, key=len, reverse=True):
+        root = root.rstrip("/")
+        if root.count("/") < 2:
+            continue
+        short = roots.get(root, roots.get(root + "/", ""))
+
+        def swap(match, short=short):
+            if match.group(1):  # a path inside the root
+                return f"{short}/" if short else ""
+            return short or "."
+
+        for form in {root, html.escape(root, quote=True)}:
+            text = re.sub(re.escape(form) + r"(?![\w.-])(/?)", swap, text)
+    return text
+
+
+def page_roots(nb, resources_dir: Path) -> dict[str, str]:
+    """The machine's folders a page of ``nb`` must not show, with what replaces them: the outputs root
+    (the parent of the profile folder that papermill's ``output_dir`` names) becomes ``outputs`` and the
+    workbook root (the parent of ``notebooks/``, the kernels' working folder) becomes nothing, so a
+    path inside it reads relative to it."""
+    roots = {}
+    output_dir = (nb.metadata.get("papermill", {}).get("parameters", {}) or {}).get("output_dir")
+    if isinstance(output_dir, str) and output_dir.startswith("/"):
+        roots[str(Path(output_dir).parent)] = "outputs"
+    roots.setdefault(str(Path(resources_dir).resolve().parent), "")
+    return roots
+
+
 def render_notebook_html(ipynb: Path, resources_dir: Path) -> str:
-    """The HTML of an executed notebook, images embedded, nothing loaded from the network."""
+    """The HTML of an executed notebook, images embedded, nothing loaded from the network: titled with
+    the notebook's title, a link back to the index, code folded, no absolute folder of the run."""
     import nbformat
     from nbconvert import HTMLExporter
 
+    from .locate import title_and_description
+
+    ipynb = Path(ipynb)
     nb = nbformat.read(str(ipynb), as_version=4)
+    nb.metadata["title"] = title_and_description(nb, ipynb.stem)[0]  # the <title> (nbconvert reads it)
     exporter = HTMLExporter(embed_images=True, template_name="lab", template_file="offline.html.j2",
                             extra_template_paths=[str(TEMPLATES)], mathjax_url=MATHJAX_URL)
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"path": str(resources_dir)}})
-    return body
+    resources = {"metadata": {"path": str(resources_dir), "name": ipynb.stem}, "hb_notebook": ipynb.stem}
+    body, _ = exporter.from_notebook_node(nb, resources=resources)
+    return relative_paths(body, page_roots(nb, resources_dir))

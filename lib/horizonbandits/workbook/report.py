@@ -18,6 +18,7 @@ from ..outputs import atomic_write_together
 from .base import now, one_line
 from .execute import Result, owner_of
 from .locate import NotebookInfo, Workbook
+from .pages import relative_paths
 from .params import Plan
 
 # Versions recorded in the manifest.
@@ -191,16 +192,22 @@ def _png_size(path: Path) -> tuple[int, int] | None:
     return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
+# A figure takes a whole row of the gallery when it is wide (several panels side by side) or large
+# (several panels in a grid: at half a row its text would be shrunk below about 0.6 of its size).
+WIDE_ASPECT = 1.8
+WIDE_PIXELS = 1000
+
+
 def _gallery(files: dict[str, list[str]], profile_dir: Path | None = None) -> str:
-    """Figures at a readable size (a wide, multi-panel figure takes the whole row, others half of it;
-    a click opens the full image) and links to the tables."""
+    """Figures at a readable size (a multi-panel figure, wide or large, takes the whole row, others
+    half of it, so at most two per row; a click opens the full image) and links to the tables."""
     parts = []
     if files.get("figures"):
         items = []
         for png in files["figures"]:
             pdf = png[:-4] + ".pdf"
             size = _png_size(profile_dir / png) if profile_dir is not None else None
-            wide = size is not None and size[0] > 1.8 * size[1]
+            wide = size is not None and (size[0] > WIDE_ASPECT * size[1] or size[0] > WIDE_PIXELS)
             items.append(f'<figure class="{"wide" if wide else "half"}"><a href="{_e(png)}" title="open full size">'
                          f'<img src="{_e(png)}" alt="{_e(Path(png).stem)}" loading="lazy"></a>'
                          f'<figcaption>{_e(Path(png).stem)} (<a href="{_e(pdf)}">pdf</a>)</figcaption></figure>')
@@ -228,8 +235,17 @@ def _verdict_badge(verdict: str) -> str:
 def _counts_labels(frame) -> str:
     from .. import claims as claims_mod
 
-    return " ".join(f'<span class="count {v.replace(" ", "-")}">{n} {_e(v)}</span>'
+    return " ".join(f'<span class="count {v.replace(" ", "-")}" data-verdict="{_e(v)}" data-n="{n}">{n} {_e(v)}</span>'
                     for v, n in claims_mod.counts(frame).items() if n)
+
+
+def _clip(text, limit: int) -> str:
+    """``text`` escaped, cut to about ``limit`` characters with the whole of it in the title attribute
+    (shown on hover) when longer: keeps a ledger cell to a few lines."""
+    text = "" if text is None else str(text)
+    if len(text) <= limit:
+        return _e(text)
+    return f'<span class="clip" title="{_e(text)}">{_e(text[:limit - 3].rstrip())}&hellip;</span>'
 
 
 def _notebook_papers(ledger, names, catalogue_path=None) -> dict[str, str]:
@@ -247,6 +263,11 @@ def _notebook_papers(ledger, names, catalogue_path=None) -> dict[str, str]:
     for entry in catalogue.values():
         papers.setdefault(entry.notebook, entry.paper)
     return {n: papers.get(n, "") for n in names}
+
+
+# The longest text a ledger cell shows before it is cut (the whole in a title attribute, or for
+# 'ours' in the row's <details>): at most four lines of its column at 1,280 px.
+LEDGER_CLIP = {"statement": 100, "paper_value": 40, "ours": 120, "where": 32}
 
 
 def _ledger_section(ledger, entries: dict, problems=()) -> str:
@@ -283,13 +304,15 @@ def _ledger_section(ledger, entries: dict, problems=()) -> str:
                 ("Readings", "readings"), ("Depends on", "depends_on"), ("Settings", "settings"))]
             details = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in detail if v)
             ours = _e(row["ours"])
-            short = ours if len(row["ours"]) <= 140 else _e(row["ours"][:137].rstrip()) + "&hellip;"
-            ours_cell = (f"<details><summary>{short}</summary>{'' if short == ours else f'<p>{ours}</p>'}"
+            limit = LEDGER_CLIP["ours"]
+            short = ours if len(row["ours"]) <= limit else _e(row["ours"][:limit - 3].rstrip()) + "&hellip;"
+            ours_cell = (f'<details title="{ours}"><summary>{short}</summary>{"" if short == ours else f"<p>{ours}</p>"}'
                          f"<dl>{details}</dl></details>" if details or short != ours else ours)
             rows.append(
                 f'<tr data-verdict="{_e(row["verdict"])}"><td><code>{_e(row["claim_id"])}</code><br>'
-                f'<span class="where">{_e(row["paper"])}, {_e(row["where"])}</span></td>'
-                f"<td>{_e(row['statement'])}</td><td>{_e(row['paper_value'])}</td><td>{ours_cell}</td>"
+                f'<span class="where">{_e(row["paper"])}, {_clip(row["where"], LEDGER_CLIP["where"])}</span></td>'
+                f"<td>{_clip(row['statement'], LEDGER_CLIP['statement'])}</td>"
+                f"<td>{_clip(row['paper_value'], LEDGER_CLIP['paper_value'])}</td><td>{ours_cell}</td>"
                 f"<td>{_verdict_badge(row['verdict'])}</td>"
                 f'<td><a href="{_e(target)}">{_e(row["notebook"])}</a>{stale}</td></tr>')
         tables.append(
@@ -323,8 +346,18 @@ document.querySelectorAll('p.filter button').forEach(function (b) {
 </script>"""
 
 
+# What each paper is about, for the contents' headings (claims.PAPERS names the papers).
+PAPER_SUBJECTS = {"A": "rising bandits", "B": "commitment"}
+
+
+def _page_of(entry: dict) -> str | None:
+    """The rendered page to open for a notebook: this run's, else (a failed run) the last good run's."""
+    return entry.get("html") if entry.get("status") == "ok" else entry.get("outputs_html") or entry.get("html")
+
+
 def _contents(infos: list[NotebookInfo], entries: dict, ledger, papers: dict[str, str]) -> str:
-    """The notebooks grouped by paper, each with its status and the verdicts of its claims."""
+    """The notebooks grouped by paper, each with a link to its rendered page (its title), to its
+    section below (its name), its status and the verdicts of its claims."""
     from .. import claims as claims_mod
 
     groups = []
@@ -335,10 +368,21 @@ def _contents(infos: list[NotebookInfo], entries: dict, ledger, papers: dict[str
                 continue
             entry = entries.get(info.name, {})
             rows = ledger[ledger["notebook"] == info.name] if ledger is not None and len(ledger) else None
-            labels = _counts_labels(rows) if rows is not None and len(rows) else ""
-            items.append(f'<li><a href="#{_e(info.name)}">{_e(entry.get("title") or info.title)}</a> '
-                         f"<code>{_e(info.name)}</code> {_status_badge(entry.get('status'))} {labels}</li>")
+            if rows is not None and len(rows):
+                labels = _counts_labels(rows)
+            else:
+                labels = '<span class="meta">no claims</span>' if entry.get("status") else ""
+            page = _page_of(entry)
+            nb_title = _e(entry.get("title") or info.title)
+            head = (f'<a class="page" href="{_e(page)}">{nb_title}</a>' if page
+                    else f'<span class="page">{nb_title}</span>')
+            items.append(f'<li data-notebook="{_e(info.name)}">{head} '
+                         f'<a class="section" href="#{_e(info.name)}" title="figures, tables and parameters">'
+                         f"<code>{_e(info.name)}</code></a> {_status_badge(entry.get('status'))} "
+                         f'<span class="claims">{labels}</span></li>')
         if items:
+            subject = PAPER_SUBJECTS.get(paper, "")
+            title = f"{title} ({subject})" if subject and subject not in title else title
             head = f"Paper {_e(paper)}: {_e(title)}" if paper else "Other notebooks"
             groups.append(f"<h3>{head}</h3><ul class=\"contents\">{''.join(items)}</ul>")
     return '<nav id="contents"><h2>Notebooks</h2>' + "".join(groups) + "</nav>"
@@ -403,7 +447,7 @@ def render_index(wb: Workbook, manifest: dict, infos: list[NotebookInfo], ledger
     versions = ", ".join(f"{k} {v}" for k, v in manifest.get("packages", {}).items() if v)
     cluster = f" &middot; cluster <code>{_e(manifest['cluster'])}</code>" if manifest.get("cluster") else ""
     css = CSS_FILE.read_text(encoding="utf-8")
-    return f"""<!DOCTYPE html>
+    page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>horizonbandits: {_e(profile)} profile</title><style>
@@ -419,6 +463,8 @@ def render_index(wb: Workbook, manifest: dict, infos: list[NotebookInfo], ledger
 <p class="meta">Python {_e(manifest.get("python"))} &middot; {_e(versions)}</p>
 </body></html>
 """
+    # an error message may name the machine's folders: say them relative (outputs/<profile>/..., lib/...)
+    return relative_paths(page, {str(wb.outputs_root): "outputs", str(wb.root): ""})
 
 
 def write_reports(wb: Workbook, profile: str, plans: list[Plan], results: list[Result], merge: bool,
