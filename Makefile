@@ -40,7 +40,7 @@ test: lint
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check lib tests bench
+	$(VENV)/bin/ruff check lib tests bench notebooks
 
 # JupyterLab from the project's .venv, on the whole workbook (notebooks/, outputs/, data/), with the
 # project's kernel (the python3 kernelspec that install puts into the .venv). Extra options go in
