@@ -57,7 +57,7 @@ def test_help_names_every_command(capsys):
 
 
 def test_warmup_prints_a_line_per_model_and_the_total_without_a_workbook(capsys, tmp_path, monkeypatch):
-    from horizonbandits import warmup
+    from horizonbandits.workbook import warmup
     monkeypatch.chdir(tmp_path)  # no notebooks/ or params/ here: warmup needs the package only
     monkeypatch.setattr(warmup, "_WARMERS", {"rising": lambda: 10, "commitment": lambda: 4, "portfolio": lambda: 2})
     code, out, err = hb(capsys, "warmup")

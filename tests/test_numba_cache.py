@@ -51,7 +51,7 @@ def test_only_old_unused_folders_beyond_the_newest_few_are_pruned(tmp_path):
 
 KERNEL_RUN = """
 import horizonbandits as hb
-from horizonbandits.warmup import count_compiles
+from horizonbandits.workbook.warmup import count_compiles
 from horizonbandits.rng import nb_uniform, new_state
 with count_compiles() as c:
     u = nb_uniform(new_state(7))

@@ -290,7 +290,7 @@ def _cmd_fetch_imdb(wb: wbk.Workbook, args) -> int:
 def _cmd_warmup(args) -> int:
     import time
 
-    from .warmup import warm_up
+    from .workbook.warmup import warm_up
     start = time.perf_counter()
     reports = warm_up(echo=lambda line: print(line, flush=True))
     compiled = sum(r.compiled for r in reports)

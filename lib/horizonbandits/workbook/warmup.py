@@ -39,7 +39,7 @@ class _CompileCounter:
 @contextmanager
 def count_compiles():
     """``with count_compiles() as c: ...`` then ``c.count``: kernels numba compiled (not cache loads) inside."""
-    from ._numba_cache import watch_compiles
+    from .._numba_cache import watch_compiles
     counter = _CompileCounter()
 
     def seen():
@@ -50,10 +50,10 @@ def count_compiles():
 
 
 def _rising(names=None) -> int:
-    from .experiments import run_task, plan_runs
-    from .rising.instances import ltf
-    from .rising.policies import POLICIES
-    from .rising.simulate import simulate
+    from ..experiments import run_task, plan_runs
+    from ..rising.instances import ltf
+    from ..rising.policies import POLICIES
+    from ..rising.simulate import simulate
     names = sorted(POLICIES) if names is None else list(names)
     insts = [ltf([0.02, 0.01], [0.6, 0.8], T_max=200), ltf([0.02, 0.01], [0.6, 0.8], T_max=200, noise="bernoulli")]
     for name in names:
@@ -66,9 +66,9 @@ def _rising(names=None) -> int:
 
 
 def _commitment(names=None) -> int:
-    from .commit.policies import COMMIT_POLICIES
-    from .commit.problem import CommitProblem
-    from .commit.simulate import simulate
+    from ..commit.policies import COMMIT_POLICIES
+    from ..commit.problem import CommitProblem
+    from ..commit.simulate import simulate
     names = sorted(COMMIT_POLICIES) if names is None else list(names)
     problem = CommitProblem.bernoulli([0.6, 0.5, 0.4], [0.3, 0.5, 0.7], N=60, T=200)
     for name in names:
@@ -79,9 +79,9 @@ def _commitment(names=None) -> int:
 
 
 def _portfolio(names=None) -> int:
-    from .commit import PORTFOLIO_POLICIES
-    from .commit.portfolio_instances import section73
-    from .commit.portfolio_model import simulate
+    from ..commit import PORTFOLIO_POLICIES
+    from ..commit.portfolio_instances import section73
+    from ..commit.portfolio_model import simulate
     names = sorted(PORTFOLIO_POLICIES) if names is None else list(names)
     problem = section73(40)
     for name in names:
