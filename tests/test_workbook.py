@@ -405,3 +405,19 @@ def test_require_policy_names_is_one_line_with_a_suggestion():
         require_policy_names(["CURE-UBC"], POLICIES)
     with pytest.raises(ValueError, match="it must include 'R-ed-UCB'"):
         require_policy_names(["CURE-UCB"], POLICIES, required=["R-ed-UCB"])
+
+
+def test_profile_parameters_are_the_checked_values_of_a_profile_file():
+    import yaml
+
+    from pathlib import Path
+
+    from horizonbandits.workbook import PROFILES, WorkbookError, profile_parameters
+    root = Path(__file__).resolve().parents[1]
+    on_disk = yaml.safe_load((root / "params" / "smoke" / "ltf_experiments.yaml").read_text())
+    assert profile_parameters("ltf_experiments", "smoke", root=root) == on_disk
+    assert profile_parameters("ltf_experiments", "default", root=root) == {}  # the default profile sets nothing
+    with pytest.raises(WorkbookError, match="unknown profile"):
+        profile_parameters("ltf_experiments", "huge", root=root)
+    with pytest.raises(WorkbookError, match="^name='nope' is not allowed"):
+        profile_parameters("nope", PROFILES[0], root=root)

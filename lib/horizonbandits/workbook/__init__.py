@@ -24,7 +24,7 @@ from .execute import Result, Task, adopt_outputs, describe_failure, execute_note
 from .locate import NotebookInfo, Workbook, read_notebook, title_and_description
 from .new import NAME_PATTERN, new_notebook, placeholder_description
 from .params import (Plan, check_overrides, check_policy_names, load_overrides, parameters_cells, parameters_of,
-                     plan_run, policy_registries, stray_parameter_files)
+                     plan_run, policy_registries, profile_parameters, stray_parameter_files)
 from .report import (MANIFEST_PACKAGES, build_manifest, git_state, outputs_by_notebook, package_versions,
                      read_manifest, recorded_outputs, render_index, write_reports)
 from .runner import CACHE_ENV, CLUSTER_ENV, check_writable, exclusive_profile_dir, kernel_environment, run
@@ -35,7 +35,7 @@ __all__ = ["KERNEL_NAME", "PACKAGE_DIR", "PROFILES", "ValidationError", "Workboo
            "Workbook", "read_notebook", "title_and_description", "NAME_PATTERN", "new_notebook",
            "placeholder_description", "Plan",
            "check_overrides", "check_policy_names", "load_overrides", "parameters_cells", "parameters_of",
-           "plan_run", "policy_registries", "stray_parameter_files", "MANIFEST_PACKAGES", "build_manifest",
+           "plan_run", "policy_registries", "profile_parameters", "stray_parameter_files", "MANIFEST_PACKAGES", "build_manifest",
            "git_state", "outputs_by_notebook", "package_versions", "read_manifest", "recorded_outputs", "render_index",
            "write_reports", "CACHE_ENV", "CLUSTER_ENV", "check_writable", "exclusive_profile_dir",
            "kernel_environment", "run", "verify_cache"]

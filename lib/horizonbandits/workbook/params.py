@@ -422,3 +422,18 @@ def require_policy_names(names, registry, parameter: str = "policies", required=
     if missing:
         raise ValueError(f"{parameter}={names!r} is not allowed: it must include {', '.join(map(repr, missing))}")
     return names
+
+
+def profile_parameters(name: str, profile: str, root=None) -> dict:
+    """The parameter values ``hb run --profile PROFILE`` gives notebook ``name`` beyond its parameters cell
+    (``params/<profile>/<name>.yaml``, checked as ``hb run`` checks it), for trying a notebook at another size
+    inside JupyterLab: run, in a cell right after the parameters cell,
+    ``globals().update(profile_parameters("ltf_experiments", "smoke"))``, then the rest of the notebook.
+    ``output_dir`` is never set here, so the figures and tables still go to ``outputs/interactive/``."""
+    wb = Workbook.locate(root)
+    if name not in wb.names():
+        raise WorkbookError(f"name={name!r} is not allowed: expected one of the notebooks in {wb.notebooks_dir}")
+    plan = plan_run(wb, profile, [name])[0]
+    if plan.problem:
+        raise WorkbookError(plan.problem)
+    return {k: v for k, v in plan.overrides.items() if k != "output_dir"}
