@@ -14,10 +14,10 @@ they check; everything else is here, so that a user's own family goes through th
   differences against CURE-UCB; every table is saved as ``tables/<name>_<part>.csv`` and every
   figure as ``figures/<name>_<part>.png``. Returns a :class:`Figure2`.
 
-The sliding-window readings (issue 27): :func:`window_params` sets the ``window_rule`` of SW-UCB and
-SW-TS in a notebook's ``policy_params``, and :func:`under_window_rule` reruns only those two under the
-other rule and puts their rows in place of the main grid's, on the same reward tables, so that every
-claim can be judged under both rules (SW-KL-UCB's window, 252 rounds, never reads T under either).
+The sliding-window readings (issue 27): :func:`window_params` sets the ``window_rule`` of every policy that
+takes one (SW-UCB and SW-TS) in a notebook's ``policy_params``, and :func:`under_window_rule` reruns only
+those under the other rule and puts their rows in place of the main grid's, on the same reward tables, so
+that every claim can be judged under both rules (SW-KL-UCB's window, 252 rounds, never reads T under either).
 
 The intervals: bootstrap over instances (``horizonbandits.stats``), seed 0, ``n_boot`` resamples.
 
@@ -40,19 +40,26 @@ from ..plotting import mean_band, policy_palette, save_figure, save_table, win_r
 from ..stats import Estimate, bootstrap_estimate, mean_estimate, paired_differences, regret_summary, win_rate_matrix, win_rates
 
 REFERENCE = "CURE-UCB"
-WINDOW_POLICIES = ("SW-UCB", "SW-TS")  # the policies whose window rule is a reading (``window_rule``)
+
+
+def has_window_rule(policy_class) -> bool:
+    """Does the policy class take a ``window_rule`` (SW-UCB and SW-TS today; any sliding-window policy that
+    gains the field is picked up without a list to keep)?"""
+    from dataclasses import fields
+    return any(f.name == "window_rule" for f in fields(policy_class))
 
 
 def window_params(policies, policy_params, window_rule: str, reference_horizon: int | None = None) -> dict:
     """``policy_params`` with ``window_rule`` (and ``reference_horizon``, the horizon a fixed window is sized
-    for: a notebook passes its family's reference horizon H) set for every policy of ``WINDOW_POLICIES`` in
-    ``policies``."""
+    for: a notebook passes its family's reference horizon H) set for every policy of ``policies`` that takes
+    one (:func:`has_window_rule`)."""
     from ..errors import check_choice
+    from ..rising.policies import POLICIES
     from ..rising.policies.sw_ucb import WINDOW_RULES
     check_choice("window_rule", window_rule, WINDOW_RULES)
     out = {name: dict(kw) for name, kw in (policy_params or {}).items()}
-    for name in WINDOW_POLICIES:
-        if name in policies:
+    for name in policies:
+        if name in POLICIES and has_window_rule(POLICIES[name]):
             out[name] = {**out.get(name, {}), "window_rule": window_rule}
             if reference_horizon is not None:
                 out[name]["reference_horizon"] = reference_horizon
@@ -65,7 +72,7 @@ def under_window_rule(df: pd.DataFrame, instances, policies, horizons, n_seeds: 
     (the other policies' rows are kept: the reward tables depend only on instance and seed, so the pairing
     holds). ``df`` itself if neither policy is in the grid."""
     from . import run_grid
-    swapped = {name: replace(pol, window_rule=rule) for name, pol in policies.items() if name in WINDOW_POLICIES}
+    swapped = {name: replace(pol, window_rule=rule) for name, pol in policies.items() if has_window_rule(type(pol))}
     if not swapped:
         return df
     extra = run_grid(instances, swapped, horizons, n_seeds, seed=seed, **grid_options)

@@ -52,7 +52,7 @@ def check_window(name: str, value):
 #   "horizon" - the baseline's own rule evaluated at the run's horizon T (the rule of its own paper).
 WINDOW_RULES = ("fixed", "horizon")
 # The reference horizon of the synthetic families of appendix B.1 (their saturation times and concave
-# curves are laid out up to H = 100,000, the largest horizon of Figures 1 and 2): the one horizon a
+# curves are laid out up to H = 100,000, the largest horizon of Figure 2): the one horizon a
 # designer who does not know T could size a window for. A parameter of each sliding-window policy.
 REFERENCE_HORIZON = 100_000
 

@@ -236,10 +236,9 @@ class TIUCB(RisingPolicy):
     def detection_threshold(self, X_window) -> float:
         """gamma of the detection test on one window of rewards (w rewards in pull order): the constant
         ``threshold`` under threshold_rule="fixed", z sigma_hat sqrt(24 / (m (m^2 - 1))) under "estimated"."""
-        sigma_hat = self.noise_estimate(X_window)
         if self.threshold_rule == "fixed":
             return self.threshold
-        return self.z * sigma_hat * py_slope_difference_sd(self.window // 2)
+        return self.z * self.noise_estimate(X_window) * py_slope_difference_sd(self.window // 2)
 
     def reference(self, X, T, stream_seed=0, trace=False):
         arms, index_trace, _ = self._run(X, T, trace)
