@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import horizonbandits.experiments as ex
+import horizonbandits.experiments.rising_grid as ex
 from horizonbandits.compute import cache as cache_mod
 from horizonbandits.experiments import run_grid
 from horizonbandits.compute.cache import CacheWarning

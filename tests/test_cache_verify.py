@@ -11,7 +11,6 @@ import pytest
 from conftest import run_hb
 from horizonbandits.commit import UCBCommit, UniformCommit
 from horizonbandits.commit import instances as commit_instances
-from horizonbandits.commit.grid import run_grid as commit_grid
 from horizonbandits.compute import cache as cache_mod
 from horizonbandits.experiments import run_grid
 from horizonbandits.rising import CureUCB, RedUCB, ltf_random
@@ -31,7 +30,7 @@ def _swap_pulls(folder) -> list:
 def _commit(cache_dir):
     cases = [dict(T=T, problem=commit_instances.section72(T, 0.5)) for T in (300, 900)]
     pols = {"RAEC": commit_instances.section72_policy(), "UCB": UCBCommit(), "Uniform": UniformCommit()}
-    return commit_grid(cases, pols, n_seeds=8, seed=3, cache_dir=cache_dir)
+    return run_grid(cases, pols, n_seeds=8, seed=3, cache_dir=cache_dir)
 
 
 def _rising(cache_dir):
@@ -80,7 +79,7 @@ GRID_NOTEBOOK = '''\
 import numpy as np
 from horizonbandits.commit import UCBCommit
 from horizonbandits.commit import instances
-from horizonbandits.commit.grid import run_grid
+from horizonbandits.experiments import run_grid
 
 cases = [dict(T=T, problem=instances.section72(T, 0.5)) for T in (300, 600)]
 table = run_grid(cases, {"RAEC": instances.section72_policy(), "UCB": UCBCommit()}, n_seeds=n_seeds, seed=1)

@@ -4,8 +4,6 @@ import pandas as pd
 
 from horizonbandits.commit import UCBCommit, UniformCommit
 from horizonbandits.commit import instances as commit_instances
-from horizonbandits.commit.portfolio_model import portfolio_grid
-from horizonbandits.commit.grid import run_grid as commit_grid
 from horizonbandits.commit.portfolio_instances import section73
 from horizonbandits.commit import ROSCOC, UCBPortfolio
 from horizonbandits.experiments import run_grid
@@ -32,26 +30,25 @@ def test_commitment_grid_runs_on_the_cluster_with_local_numbers(cluster, monkeyp
     address, client = cluster
     cases = [dict(T=T, problem=commit_instances.section72(T, 0.5)) for T in (300, 900)]
     pols = {"RAEC": commit_instances.section72_policy(), "UCB": UCBCommit(), "Uniform": UniformCommit()}
-    local = commit_grid(cases, pols, n_seeds=20, seed=3, keep_runs=True, cache=False)
+    local = run_grid(cases, pols, n_seeds=20, seed=3, cache=False)
     before = executed(client)
     monkeypatch.setenv("HB_DASK_ADDRESS", address)
-    remote = commit_grid(cases, pols, n_seeds=20, seed=3, keep_runs=True, cache=False)
+    remote = run_grid(cases, pols, n_seeds=20, seed=3, cache=False)
     assert executed(client) - before == 2 * 3  # one task per (case, policy)
-    for a, b in zip(remote, local):
-        pd.testing.assert_frame_equal(a, b)
+    pd.testing.assert_frame_equal(remote, local)
 
 
 def test_portfolio_grid_runs_on_the_cluster_with_local_numbers(cluster, monkeypatch, tmp_path):
     address, client = cluster
     pols = [ROSCOC(), UCBPortfolio()]
-    local = portfolio_grid(section73, [200], pols, n_seeds=3, seed=1, cache=False)
+    local = run_grid(section73, pols, [200], n_seeds=3, seed=1, cache=False)
     before = executed(client)
     monkeypatch.setenv("HB_DASK_ADDRESS", address)
-    remote = portfolio_grid(section73, [200], pols, n_seeds=3, seed=1, chunk_size=2, cache_dir=tmp_path)
+    remote = run_grid(section73, pols, [200], n_seeds=3, seed=1, chunk_size=2, cache_dir=tmp_path)
     assert executed(client) - before == 2 * 2  # (T, policy) x 2 chunks of seeds
     pd.testing.assert_frame_equal(remote.drop(columns="seconds"), local.drop(columns="seconds"))
     # The cluster's results were cached on this side: a rerun computes nothing.
     before = executed(client)
-    again = portfolio_grid(section73, [200], pols, n_seeds=3, seed=1, chunk_size=2, cache_dir=tmp_path)
+    again = run_grid(section73, pols, [200], n_seeds=3, seed=1, chunk_size=2, cache_dir=tmp_path)
     assert executed(client) == before
     pd.testing.assert_frame_equal(again.drop(columns="seconds"), local.drop(columns="seconds"))

@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 import horizonbandits.experiments as ex
+import horizonbandits.experiments.rising_grid as rising_grid
 from horizonbandits.compute import executor
 from horizonbandits.experiments import (instance_seed, make_policies, paired_differences, regret_summary, run_grid,
                                         win_rate_matrix, win_rates)
@@ -32,14 +33,14 @@ def reference_grid(instances, policies):
 
 
 def numbers(df):
-    return df[["instance", "policy", "T", "seed", "regret", "optimal_pulls", "optimal_arm"]].reset_index(drop=True)
+    return df[["problem", "policy", "T", "seed_index", "regret", "optimal_pulls", "optimal_arm"]].reset_index(drop=True)
 
 
 def test_table_layout(reference_grid, instances):
     df = reference_grid
-    assert list(df.columns) == ex.COLUMNS
+    assert list(df.columns) == rising_grid.COLUMNS
     assert len(df) == len(instances) * 2 * len(HORIZONS) * 5
-    assert not df.duplicated(["instance", "policy", "T", "seed"]).any()
+    assert not df.duplicated(["problem", "policy", "T", "seed_index"]).any()
     assert (df["optimal_pulls"] <= df["T"]).all() and (df["wall_time"] >= 0).all()
     assert list(df["policy"].cat.categories) == ["CURE", "Red"]
 
@@ -50,7 +51,7 @@ def test_rows_equal_independent_simulations(reference_grid, instances, policies)
     for key, inst in instances.items():  # noqa: B007 (key and label are used in the query string)
         for label, pol in policies.items():  # noqa: B007
             for T in HORIZONS:
-                rows = reference_grid.query("instance == @key and policy == @label and T == @T")
+                rows = reference_grid.query("problem == @key and policy == @label and T == @T")
                 res = simulate(inst, pol, T, n_seeds=5, seed=instance_seed(3, inst))
                 assert np.array_equal(rows["regret"].to_numpy(), res.regret)
                 assert np.array_equal(rows["optimal_pulls"].to_numpy(), res.pulls[:, res.optimal_arm])
@@ -71,7 +72,7 @@ def test_dask_local_cluster_gives_the_loky_numbers(reference_grid, instances, po
         again = run_grid(instances, policies, [HORIZONS[0]], n_seeds=2, seed=3, backend="dask", n_jobs=2,
                          cache=False, progress=False)
         assert len(executor._DASK_CLIENTS) == 1
-        pd.testing.assert_frame_equal(numbers(again), numbers(reference_grid.query("T == @HORIZONS[0] and seed < 2")))
+        pd.testing.assert_frame_equal(numbers(again), numbers(reference_grid.query("T == @HORIZONS[0] and seed_index < 2")))
     finally:
         executor.close_dask_clients()
     assert not executor._DASK_CLIENTS
@@ -79,8 +80,8 @@ def test_dask_local_cluster_gives_the_loky_numbers(reference_grid, instances, po
 
 def test_cache_rerun_is_free_and_code_change_invalidates(instances, policies, tmp_path, monkeypatch):
     calls = []
-    real = ex.run_task
-    monkeypatch.setattr(ex, "run_task", lambda *a: calls.append(a[4:]) or real(*a))
+    real = rising_grid.run_task
+    monkeypatch.setattr(rising_grid, "run_task", lambda *a: calls.append(a[4:]) or real(*a))
     kw = dict(n_seeds=4, seed=1, backend="sequential", chunk_size=2, cache_dir=tmp_path, progress=False)
     first = run_grid(instances, policies, HORIZONS, **kw)
     assert len(calls) == len(instances) * 2  # one task per (instance, chunk)
@@ -93,13 +94,13 @@ def test_cache_rerun_is_free_and_code_change_invalidates(instances, policies, tm
     calls.clear()
     run_grid(instances, {"CURE": CureUCB()}, [1_200], **kw)
     assert calls == []
-    monkeypatch.setattr(ex, "code_digest", lambda *a: "edited source")
+    monkeypatch.setattr(rising_grid, "code_digest", lambda *a: "edited source")
     run_grid(instances, policies, HORIZONS, **kw)
     assert len(calls) == len(instances) * 2
 
 
 def test_interrupted_run_resumes(instances, policies, tmp_path, monkeypatch):
-    real = ex.run_task
+    real = rising_grid.run_task
     done = []
 
     def flaky(*a):
@@ -107,11 +108,11 @@ def test_interrupted_run_resumes(instances, policies, tmp_path, monkeypatch):
             raise KeyboardInterrupt
         done.append(a[4:])
         return real(*a)
-    monkeypatch.setattr(ex, "run_task", flaky)
+    monkeypatch.setattr(rising_grid, "run_task", flaky)
     kw = dict(n_seeds=4, seed=2, backend="sequential", chunk_size=2, cache_dir=tmp_path, progress=False)
     with pytest.raises(KeyboardInterrupt):
         run_grid(instances, policies, HORIZONS, **kw)
-    monkeypatch.setattr(ex, "run_task", lambda *a: done.append(a[4:]) or real(*a))
+    monkeypatch.setattr(rising_grid, "run_task", lambda *a: done.append(a[4:]) or real(*a))
     resumed = run_grid(instances, policies, HORIZONS, **kw)
     assert len(done) == len(instances) * 2  # only the missing tasks ran the second time
     fresh = run_grid(instances, policies, HORIZONS, n_seeds=4, seed=2, backend="sequential", cache=False,
@@ -122,12 +123,12 @@ def test_interrupted_run_resumes(instances, policies, tmp_path, monkeypatch):
 def test_seed_indices_do_not_depend_on_n_seeds(reference_grid, instances, policies):
     small = run_grid(instances, policies, HORIZONS, n_seeds=2, seed=3, backend="sequential", cache=False,
                      progress=False)
-    pd.testing.assert_frame_equal(numbers(small), numbers(reference_grid[reference_grid["seed"] < 2]))
+    pd.testing.assert_frame_equal(numbers(small), numbers(reference_grid[reference_grid["seed_index"] < 2]))
 
 
 def synthetic(means: dict, n_seeds=1, T=100):
     """A fake run_grid table with given regrets: means[policy] = list over instances (one seed each)."""
-    rows = [{"instance": i, "policy": p, "T": T, "seed": s, "regret": float(v)}
+    rows = [{"problem": i, "policy": p, "T": T, "seed_index": s, "regret": float(v)}
             for p, vals in means.items() for i, v in enumerate(vals) for s in range(n_seeds)]
     return pd.DataFrame(rows)
 
@@ -147,8 +148,8 @@ def test_win_rates_count_instances_and_ties():
 
 
 def test_win_rates_use_the_mean_over_seeds():
-    rows = [{"instance": 0, "policy": "A", "T": 10, "seed": s, "regret": v} for s, v in enumerate([0, 10])]
-    rows += [{"instance": 0, "policy": "B", "T": 10, "seed": s, "regret": v} for s, v in enumerate([6, 6])]
+    rows = [{"problem": 0, "policy": "A", "T": 10, "seed_index": s, "regret": v} for s, v in enumerate([0, 10])]
+    rows += [{"problem": 0, "policy": "B", "T": 10, "seed_index": s, "regret": v} for s, v in enumerate([6, 6])]
     m = win_rate_matrix(win_rates(pd.DataFrame(rows), 10, n_boot=10))
     assert m.loc["A", "B"] == 1.0  # mean 5 < 6 although A loses on seed 1
 
@@ -210,10 +211,10 @@ def test_make_policies_gives_sigma_only_to_indices_that_take_a_noise_scale():
     (dict(n_jobs=0), "n_jobs=0"),
 ])
 def test_bad_arguments(instances, policies, kwargs, match):
-    args = dict(instances=instances, policies=policies, horizons=HORIZONS, n_seeds=2, cache=False)
+    args = dict(problems=instances, policies=policies, horizons=HORIZONS, n_seeds=2, cache=False)
     with pytest.raises(ValueError, match=match):
         run_grid(**{**args, **kwargs})
-    with pytest.raises(ValueError, match="instances"):
+    with pytest.raises(ValueError, match="problems is empty"):
         run_grid({}, policies, HORIZONS, 2, cache=False)
 
 
@@ -225,7 +226,7 @@ def test_instance_set_shares_tables_across_noise_levels_without_changing_them():
         fresh = concave_random(np.random.default_rng(np.random.SeedSequence(6, spawn_key=(j,))), H=2_000, noise=0.1)
         assert np.array_equal(more[key].means, fresh.means) and np.array_equal(more[key].prefix, fresh.prefix)
         assert more[key].noise == 0.1 and more[key].names == fresh.names
-        assert ex.instance_digest(more[key]) == ex._hash_means(fresh)
+        assert ex.instance_digest(more[key]) == rising_grid._hash_means(fresh)
     assert list(louder) == ["concave 000", "concave 001"]
     assert louder["concave 000"].means is base["concave 000"].means  # shared, not rebuilt
     assert base["concave 000"].noise == 0.01  # the earlier call's instances keep their noise
@@ -244,7 +245,7 @@ def test_with_noise_shares_the_tables_and_checks_the_model():
     digest = ex.instance_digest(inst)
     twin = inst.with_noise(0.2)
     assert twin.noise == 0.2 and inst.noise == 0.01 and twin.means is inst.means and twin.prefix is inst.prefix
-    assert ex.instance_digest(twin) == digest == ex._hash_means(RisingInstance(inst.means.copy()))
+    assert ex.instance_digest(twin) == digest == rising_grid._hash_means(RisingInstance(inst.means.copy()))
     with pytest.raises(ValueError, match="bernoulli"):
         inst.with_noise("bernoulli")  # a mean of 1.5 is not a probability
 
@@ -256,7 +257,7 @@ def test_digest_reads_arrays_in_place_as_their_bytes():
         assert digest(memoryview(np.ascontiguousarray(x))) == digest(np.ascontiguousarray(x).tobytes())
     assert digest(memoryview(a)) != digest(memoryview(a + 1))
     inst = RisingInstance(np.asfortranarray(np.linspace(0.0, 1.0, 8).reshape(2, 4)))
-    assert ex._hash_means(inst) == digest(inst.means.shape, inst.means.tobytes(), inst.names)
+    assert rising_grid._hash_means(inst) == digest(inst.means.shape, inst.means.tobytes(), inst.names)
 
 
 def test_instance_set_is_prefix_stable_and_seeded():

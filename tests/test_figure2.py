@@ -79,7 +79,7 @@ def test_window_params_set_the_rule_of_the_sliding_window_policies_only():
 def test_under_window_rule_swaps_only_the_sliding_window_rows(small_run):
     instances, pols, r, _ = small_run
     grid = dict(backend="sequential", cache=False, progress=False)
-    numbers = ["instance", "policy", "T", "seed", "regret", "optimal_pulls"]
+    numbers = ["problem", "policy", "T", "seed_index", "regret", "optimal_pulls"]
     # under the rule the policies already have, the table is the same
     same = figure2.under_window_rule(r.df, instances, pols, [500, 2_000], 2, "fixed", **grid)
     pd.testing.assert_frame_equal(same[numbers], r.df[numbers])

@@ -12,6 +12,7 @@ from horizonbandits.commit import instances as commit_instances
 from horizonbandits.commit.portfolio_instances import section73
 from horizonbandits.commit import ROSCOC, UCBPortfolio
 from horizonbandits.compute.cache import CacheWarning
+from horizonbandits.experiments import run_grid
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +27,8 @@ def policies():
 
 @pytest.fixture(scope="module")
 def local(cases, policies):
-    return grid.run_grid(cases, policies, n_seeds=12, seed=2, keep_runs=True, cache=False)
+    runs = run_grid(cases, policies, n_seeds=12, seed=2, cache=False)
+    return grid.summary_table(runs), runs
 
 
 def test_commit_grid_rows_are_simulate(local, cases, policies):
@@ -44,45 +46,46 @@ def test_commit_grid_on_loky_and_from_the_cache(local, cases, policies, tmp_path
     calls = []
     real = grid._simulate_task
     monkeypatch.setattr(grid, "_simulate_task", lambda *a: calls.append(a[2:]) or real(*a))
-    first = grid.run_grid(cases, policies, n_seeds=12, seed=2, keep_runs=True, backend="sequential", cache_dir=tmp_path)
+    first = run_grid(cases, policies, n_seeds=12, seed=2, backend="sequential", cache_dir=tmp_path)
     assert len(calls) == len(cases) * len(policies)
     calls.clear()
     with warnings.catch_warnings():
         warnings.simplefilter("error", CacheWarning)
-        again = grid.run_grid(cases, policies, n_seeds=12, seed=2, keep_runs=True, cache_dir=tmp_path)
+        again = run_grid(cases, policies, n_seeds=12, seed=2, cache_dir=tmp_path)
     assert calls == []  # every (case, policy) came from the cache
     monkeypatch.setattr(grid, "_simulate_task", real)
-    loky = grid.run_grid(cases, policies, n_seeds=12, seed=2, keep_runs=True, backend="loky", n_jobs=2, cache=False)
+    loky = run_grid(cases, policies, n_seeds=12, seed=2, backend="loky", n_jobs=2, cache=False)
     for result in (first, again, loky):
-        for a, b in zip(result, local):
-            pd.testing.assert_frame_equal(a, b)
+        pd.testing.assert_frame_equal(result, local[1])
+        pd.testing.assert_frame_equal(grid.summary_table(result), local[0])
 
 
 def test_commit_grid_bad_arguments(cases, policies):
     with pytest.raises(ValueError, match="backend='spark'"):
-        grid.run_grid(cases, policies, n_seeds=2, backend="spark", cache=False)
+        run_grid(cases, policies, n_seeds=2, backend="spark", cache=False)
     with pytest.raises(ValueError, match="expected a CommitPolicy"):
-        grid.run_grid(cases, {"x": object()}, n_seeds=2, cache=False)
+        run_grid(cases, {"x": object()}, n_seeds=2, cache=False)
     with pytest.raises(ValueError, match="expected a CommitProblem"):
-        grid.run_grid([dict(problem="p")], policies, n_seeds=2, cache=False)
+        run_grid([dict(problem="p")], policies, n_seeds=2, cache=False)
 
 
 def test_portfolio_grid_chunks_backends_and_cache(tmp_path, monkeypatch):
     pols = [ROSCOC(), UCBPortfolio()]
-    ref = concave.portfolio_grid(section73, [200, 400], pols, n_seeds=3, seed=1, cache=False)
+    ref = run_grid(section73, pols, [200, 400], n_seeds=3, seed=1, cache=False)
     res = concave.simulate(section73(400), pols[0], n_seeds=3, seed=1)
     sel = ref[(ref["T"] == 400) & (ref.policy == res.policy)]
+    assert list(ref.problem.unique()) == ["problem"] and ref.seed_index.tolist()[:3] == [0, 1, 2]
     assert np.array_equal(sel.regret.to_numpy(), res.regret)  # the grid's rows are simulate's
     calls = []
     real = concave._portfolio_task
     monkeypatch.setattr(concave, "_portfolio_task", lambda *a: calls.append(a[3:]) or real(*a))
-    chunked = concave.portfolio_grid(section73, [200, 400], pols, n_seeds=3, seed=1, chunk_size=2, cache_dir=tmp_path)
+    chunked = run_grid(section73, pols, [200, 400], n_seeds=3, seed=1, chunk_size=2, cache_dir=tmp_path)
     assert len(calls) == 2 * 2 * 2
     calls.clear()
-    cached = concave.portfolio_grid(section73, [200, 400], pols, n_seeds=3, seed=1, chunk_size=2, cache_dir=tmp_path)
+    cached = run_grid(section73, pols, [200, 400], n_seeds=3, seed=1, chunk_size=2, cache_dir=tmp_path)
     assert calls == []
     monkeypatch.setattr(concave, "_portfolio_task", real)
-    loky = concave.portfolio_grid(section73, [200, 400], pols, n_seeds=3, seed=1, n_jobs=2, cache=False)
+    loky = run_grid(section73, pols, [200, 400], n_seeds=3, seed=1, n_jobs=2, cache=False)
     for df in (chunked, cached, loky):
         pd.testing.assert_frame_equal(df.drop(columns="seconds"), ref.drop(columns="seconds"))
 
@@ -90,7 +93,7 @@ def test_portfolio_grid_chunks_backends_and_cache(tmp_path, monkeypatch):
 def test_rising_grid_rows_name_their_root_seed(tmp_path):
     """root_seed: simulate(inst, policy, T, n_seeds, seed=root_seed) gives each row's seed index its regret, fresh
     and from the cache (which holds pull counts, not the table)."""
-    from horizonbandits.experiments import instance_seed, run_grid
+    from horizonbandits.experiments import instance_seed
     from horizonbandits.rising import CureUCB, RedUCB, ltf_random
     from horizonbandits.rising import simulate as rising_simulate
     rng = np.random.default_rng(4)
@@ -100,12 +103,12 @@ def test_rising_grid_rows_name_their_root_seed(tmp_path):
     cached = run_grid(insts, pols, [250, 500], n_seeds=4, seed=7, backend="sequential", cache_dir=tmp_path, progress=False)
     pd.testing.assert_frame_equal(fresh.drop(columns="wall_time"), cached.drop(columns="wall_time"))
     for key, inst in insts.items():
-        rows = fresh[fresh.instance == key]
+        rows = fresh[fresh.problem == key]
         assert set(rows.root_seed) == {instance_seed(7, inst)} and instance_seed(7, inst) != 7
     checked = 0
-    for row in fresh[fresh.seed.isin([0, 3])].itertuples():
-        res = rising_simulate(insts[row.instance], pols[row.policy], row.T, n_seeds=row.seed + 1, seed=row.root_seed)
-        assert res.regret[row.seed] == row.regret
+    for row in fresh[fresh.seed_index.isin([0, 3])].itertuples():
+        res = rising_simulate(insts[row.problem], pols[row.policy], row.T, n_seeds=row.seed_index + 1, seed=row.root_seed)
+        assert res.regret[row.seed_index] == row.regret
         checked += 1
     assert checked == 2 * 2 * 2 * 2
     other = run_grid(insts, pols, [250], n_seeds=1, seed=8, backend="sequential", cache=False, progress=False)

@@ -142,9 +142,11 @@ def test_commitment_and_portfolio_grids_show_a_bar_by_default(capsys):
     import inspect
 
     import horizonbandits.commit as C
-    from horizonbandits.commit.portfolio_model import portfolio_grid
-    assert inspect.signature(portfolio_grid).parameters["progress"].default is True
+    from horizonbandits.commit.portfolio_model import _portfolio_grid
+    from horizonbandits.experiments import run_grid
+    assert inspect.signature(_portfolio_grid).parameters["progress"].default is True
+    assert inspect.signature(run_grid).parameters["progress"].default is True
     problem = C.CommitProblem.bernoulli([0.6, 0.4], [0.4, 0.6], N=20, T=50)
-    C.run_grid([{"problem": problem}], {"RAEC": C.RAEC()}, n_seeds=2, cache=False)
+    run_grid([{"problem": problem}], {"RAEC": C.RAEC()}, n_seeds=2, cache=False)
     lines = _bar_text(capsys.readouterr().err)
     assert lines[-1].startswith("commit run_grid: 1/1 tasks: 100%|"), lines

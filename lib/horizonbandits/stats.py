@@ -184,7 +184,7 @@ def _per_instance_means(df: pd.DataFrame, T=None) -> pd.DataFrame:
     sub = df if T is None else df[df["T"] == T]
     if sub.empty:
         raise ValueError(f"T={T!r} is not allowed: the table has horizons {sorted(df['T'].unique().tolist())}")
-    return sub.groupby(["instance", "policy"], observed=True)["regret"].mean().unstack("policy")
+    return sub.groupby(["problem", "policy"], observed=True)["regret"].mean().unstack("policy")
 
 
 def regret_summary(df: pd.DataFrame, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
@@ -248,12 +248,12 @@ def paired_differences(df: pd.DataFrame, baseline: str, by_instance: bool = Fals
     level = check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
     if baseline not in set(df["policy"]):
         raise ValueError(f"baseline={baseline!r} is not allowed: expected one of {sorted(set(df['policy']))}")
-    wide = df.pivot_table(index=["T", "instance", "seed"], columns="policy", values="regret", observed=True)
+    wide = df.pivot_table(index=["T", "problem", "seed_index"], columns="policy", values="regret", observed=True)
     diffs = wide.drop(columns=baseline).sub(wide[baseline], axis=0)
     rows = []
     z = norm.ppf(0.5 + level / 2)
     for T, sub in diffs.groupby(level="T"):
-        per_inst = sub.groupby(level="instance")
+        per_inst = sub.groupby(level="problem")
         means = per_inst.mean()
         if by_instance:
             sd = per_inst.std(ddof=1)
@@ -261,7 +261,7 @@ def paired_differences(df: pd.DataFrame, baseline: str, by_instance: bool = Fals
             for policy in means.columns:
                 for inst in means.index:
                     half = z * sd.loc[inst, policy] / np.sqrt(count.loc[inst, policy]) if count.loc[inst, policy] > 1 else np.nan
-                    rows.append({"policy": policy, "baseline": baseline, "T": T, "instance": inst,
+                    rows.append({"policy": policy, "baseline": baseline, "T": T, "problem": inst,
                                  "mean_difference": means.loc[inst, policy],
                                  "ci_low": means.loc[inst, policy] - half, "ci_high": means.loc[inst, policy] + half})
             continue

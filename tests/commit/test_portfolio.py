@@ -228,11 +228,11 @@ def test_stage1_budget_balances_the_two_terms_of_theorem63():
 
 def test_portfolio_results_do_not_depend_on_what_ran_before_in_the_process():
     """The cvxpy problems are shared by every policy of a process; a solve must not start from the last one."""
-    from horizonbandits.commit.portfolio_model import portfolio_grid
+    from horizonbandits.experiments import run_grid
     from horizonbandits.commit.portfolio_instances import section73
     from horizonbandits.commit import ROSCOC, UCBPortfolio
-    both = portfolio_grid(section73, [300], [ROSCOC(), UCBPortfolio()], n_seeds=2, seed=0, cache=False)
-    alone = portfolio_grid(section73, [300], [UCBPortfolio()], n_seeds=2, seed=0, cache=False)
+    both = run_grid(section73, [ROSCOC(), UCBPortfolio()], [300], n_seeds=2, seed=0, cache=False)
+    alone = run_grid(section73, [UCBPortfolio()], [300], n_seeds=2, seed=0, cache=False)
     assert np.array_equal(both.regret.to_numpy()[2:], alone.regret.to_numpy())
 
 

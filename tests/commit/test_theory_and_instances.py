@@ -7,7 +7,8 @@ import pytest
 
 import horizonbandits as hb  # noqa: F401
 from horizonbandits.commit import CommitProblem, instances, theory
-from horizonbandits.commit.grid import half_slopes, run_grid, slope
+from horizonbandits.commit.grid import half_slopes, slope, summary_table
+from horizonbandits.experiments import run_grid
 
 
 def test_raec_epsilon_formula():
@@ -162,9 +163,9 @@ def test_lower_bound_grid_is_the_same_on_loky_and_in_process():
     def policies(case):
         return {"RAEC": RAEC(), "RAEC (section 7.1 settings)": instances.section71_policy(case["schedule"]),
                 "UCBCommit": UCBCommit(), "UniformCommit": UniformCommit()}
-    here, here_runs = run_grid(cases, policies, n_seeds=9, seed=3, keep_runs=True, cache=False)
-    there, there_runs = run_grid(cases, policies, n_seeds=9, seed=3, keep_runs=True, backend="loky", n_jobs=2,
-                                 cache=False)
+    here_runs = run_grid(cases, policies, n_seeds=9, seed=3, cache=False)
+    there_runs = run_grid(cases, policies, n_seeds=9, seed=3, backend="loky", n_jobs=2, cache=False)
+    here, there = summary_table(here_runs), summary_table(there_runs)
     assert len(here) == 4 * len(cases) and here_runs.regret.nunique() > 10
     pd.testing.assert_frame_equal(here, there)
     pd.testing.assert_frame_equal(here_runs, there_runs)
@@ -185,7 +186,7 @@ def test_grid_and_slopes():
     lo, hi = half_slopes(x, np.where(x <= 8, x, 8 * (x / 8) ** 0.25))
     assert lo == pytest.approx(1.0) and hi == pytest.approx(0.25)
     cases = [dict(T=T, problem=instances.section72(T)) for T in (500, 1000)]
-    table = run_grid(cases, {"RAEC": instances.section72_policy()}, n_seeds=20, seed=0)
+    table = summary_table(run_grid(cases, {"RAEC": instances.section72_policy()}, n_seeds=20, seed=0))
     assert list(table["T"]) == [500, 1000] and (table["ci_low"] <= table["mean_regret"]).all()
 
 

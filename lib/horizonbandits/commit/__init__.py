@@ -8,12 +8,13 @@
 Modules: ``problem`` (CommitProblem), ``policies`` (RAEC, UCBCommit, UniformCommit, NoShiftElimination; and,
 imported on first use, the portfolio policies ROSCOC and UCB-Portfolio),
 ``elimination`` (the epoch engine shared by the elimination policies), ``commitment`` (the commit step),
-``sampling`` (seeds, block sums, outcome tables), ``simulate``, ``grid`` (tidy tables for notebooks),
+``sampling`` (seeds, block sums, outcome tables), ``simulate``, ``grid`` (the commitment grid behind
+``experiments.run_grid``, and ``summary_table``),
 ``theory`` and ``instances``; ``portfolio_model`` (the portfolio problem of section 6.2, its simulate and grid)
 with ``portfolio`` (rewards, solvers) and ``portfolio_instances``.
 """
 from . import instances, theory
-from .grid import run_grid, slope, summarise
+from .grid import slope, summarise, summary_table
 from .policies import (COMMIT_POLICIES, RAEC, CommitPolicy, NoShiftElimination, PortfolioPolicy, UCBCommit,
                        UniformCommit, make_commit_policy)
 from .problem import CommitProblem
@@ -21,7 +22,7 @@ from .simulate import CommitResult, reference_runs, simulate, stage1_survivors
 
 __all__ = ["CommitProblem", "CommitPolicy", "PortfolioPolicy", "CommitResult", "RAEC", "UCBCommit", "UniformCommit",
            "NoShiftElimination", "COMMIT_POLICIES", "make_commit_policy", "simulate", "reference_runs", "stage1_survivors",
-           "run_grid", "summarise", "slope", "theory", "instances"]
+           "summary_table", "summarise", "slope", "theory", "instances"]
 
 # Portfolio extension (section 6.2 / 7.3): loaded on first use, because cvxpy takes seconds to import.
 _PORTFOLIO_EXPORTS = {

@@ -1,11 +1,11 @@
-"""Tidy tables of many simulations, for the notebooks: one row per (case, policy) or per run.
+"""The commitment model's grid and its summaries.
 
-``run_grid`` runs one task per (case, policy), each a call of :func:`~.simulate.simulate` with all
-the seeds, through the grid runner of ``horizonbandits.experiments``: the same backends as the
-rising grid (sequential, loky, dask; ``$HB_DASK_ADDRESS`` sends it to a cluster) and the same
-resumable on-disk cache (the key covers the problem, the policy, the seeds, ``draws`` and the
-package's numerical code). A task returns the pulls and the committed arms; the regret is computed
-from them here exactly as ``simulate`` does, so a cached or remote result gives the same numbers.
+``_commitment_grid`` (called through ``experiments.run_grid``, the one public grid) runs one task per
+(case, policy), each a call of :func:`~.simulate.simulate` with all the seeds, through the task runner
+of ``horizonbandits.compute``: the same backends as the rising grid (sequential, loky, dask;
+``$HB_DASK_ADDRESS`` sends it to a cluster) and the same resumable on-disk cache (the key covers the
+problem, the policy, the seeds, ``draws`` and the package's numerical code). ``summary_table`` turns
+its runs into one row per (case, policy); ``summarise`` does it for one ``CommitResult``.
 """
 from __future__ import annotations
 
@@ -37,21 +37,20 @@ def summarise(result: CommitResult, level: float = 0.95) -> dict:
     return out
 
 
-def run_grid(cases, policies, n_seeds: int, seed: int = 0, draws: str = "batch", keep_runs: bool = False, *,
-             backend: str = "sequential", n_jobs: int = 1, address: str | None = None, cache: bool = True,
-             cache_dir=None, progress: bool = True):
-    """Simulate every policy on every case.
+def _commitment_grid(cases, policies, n_seeds: int, seed: int = 0, draws: str = "batch", *,
+                     backend: str = "sequential", n_jobs: int = 1, address: str | None = None, cache: bool = True,
+                     cache_dir=None, progress: bool = True) -> pd.DataFrame:
+    """The commitment model's grid (called through ``experiments.run_grid``): one row per (case, policy, run).
 
-    ``cases``: iterable of dicts with a ``problem`` (CommitProblem) and any labels (schedule, T, c...);
-    ``policies``: a dict label -> policy, or a callable ``case -> dict`` when the policy depends on the case
-    (e.g. section 7.1's Stage I scale). Returns a DataFrame of summaries (``summarise``) with the labels and a
-    ``policy`` column holding the dict key; with ``keep_runs`` also one of runs (regret and parts per run).
+    ``cases``: dicts with a ``problem`` (CommitProblem) and any labels (schedule, T, c...); ``policies``: a
+    dict label -> policy, or a callable ``case -> dict`` when the policy depends on the case (e.g. section
+    7.1's Stage I scale). One task per (case, policy), each a call of :func:`~.simulate.simulate` with all
+    the seeds; the regret is computed from the returned pulls and committed arms exactly as ``simulate``
+    does, so a cached or remote result gives the same numbers.
 
-    ``backend`` ("sequential", "loky" with ``n_jobs`` processes, or "dask": the scheduler at ``address``
-    or a local cluster), ``cache`` (read and write ``cache_dir``, else ``$HB_CACHE_DIR``, else
-    ``outputs/cache``) and ``progress`` (a bar over the tasks left to compute, on by default: the text bar in a
-    terminal or under papermill, the widget bar in JupyterLab) as in ``experiments.run_grid``. Results do not
-    depend on them.
+    Columns: the case's labels, case (its position in ``cases``), policy (the dict key), seed_index, regret,
+    N, T, experiment, commitment, committed, best_g, label (the policy's ``label``), pulls_1..pulls_K;
+    ``attrs["case_labels"]`` names the label columns. ``backend``, ``cache`` and ``progress`` as in ``experiments.run_grid``.
     """
     from ..compute.cache import code_digest, digest
     from ..compute.tasks import Task, fingerprint, run_cached
@@ -59,38 +58,67 @@ def run_grid(cases, policies, n_seeds: int, seed: int = 0, draws: str = "batch",
     seed = check_int("seed", seed, 0)
     check_choice("draws", draws, ("batch", "table"))
     plan = []
-    for case in cases:
+    for i, case in enumerate(cases):
         if not isinstance(case.get("problem"), CommitProblem):
-            raise ValueError(f"cases[{len(plan)}]['problem']={case.get('problem')!r} is not allowed: expected a CommitProblem")
+            raise ValueError(f"cases[{i}]['problem']={case.get('problem')!r} is not allowed: expected a CommitProblem")
         labels = {k: v for k, v in case.items() if k != "problem"}
         chosen = policies(case) if callable(policies) else policies
         for name, policy in chosen.items():
             if not isinstance(policy, CommitPolicy):
                 raise ValueError(f"policies[{name!r}]={policy!r} is not allowed: expected a CommitPolicy such as RAEC()")
-            plan.append((labels, case["problem"], name, policy))
+            plan.append((i, labels, case["problem"], name, policy))
     code = code_digest("commit")
     tasks = [Task(key=digest("commit_grid/1", code, fingerprint(problem), fingerprint(policy), n_seeds, seed, draws),
                   fn=_simulate_task, args=(problem, policy, n_seeds, seed, draws),
                   cost=float(n_seeds) * problem.N * problem.K,
                   check=partial(_check_entry, n_seeds=n_seeds, K=problem.K, N=problem.N))
-             for _, problem, _, policy in plan]
+             for _, _, problem, _, policy in plan]
     outs = run_cached(tasks, backend=backend, n_jobs=n_jobs, address=address, cache=cache, cache_dir=cache_dir,
                       progress=progress, what="commit run_grid")
-    rows, runs = [], []
-    for (labels, problem, name, policy), out in zip(plan, outs):
+    frames, label_names = [], []
+    for (case, labels, problem, name, policy), out in zip(plan, outs):
         res = commit_result(problem, policy, out["pulls"], out["committed"])
-        row = {**labels, **summarise(res)}
-        row["policy"] = name
-        row["label"] = res.policy
-        rows.append(row)
-        if keep_runs:
-            runs.append(pd.DataFrame({**labels, "policy": name, "run": np.arange(res.n_seeds),
-                                      "regret": res.regret, "experiment_regret": res.experiment_regret,
-                                      "commitment_regret": res.commitment_regret, "committed": res.committed}))
-    table = pd.DataFrame(rows)
-    if keep_runs:
-        return table, pd.concat(runs, ignore_index=True)
+        label_names += [k for k in labels if k not in label_names]
+        frame = pd.DataFrame({**labels, "case": case, "policy": name, "seed_index": np.arange(res.n_seeds), "regret": res.regret,
+                              "N": res.N, "T": res.T, "experiment": res.experiment_regret,
+                              "commitment": res.commitment_regret, "committed": res.committed, "best_g": res.best_g,
+                              "label": res.policy})
+        for i in range(problem.K):
+            frame[f"pulls_{i + 1}"] = res.pulls[:, i]
+        frames.append(frame)
+    table = pd.concat(frames, ignore_index=True)
+    table.attrs["case_labels"] = label_names
     return table
+
+
+def summary_table(runs: pd.DataFrame, labels=None, level: float = 0.95) -> pd.DataFrame:
+    """One row per (case, policy) of a commitment table of ``experiments.run_grid``: the case's labels, then
+    :func:`summarise` of its runs (mean regret with a normal interval, the parts' means, the commitment
+    shares, the mean pulls per arm) and the policy's ``label``; rows in the order of the table.
+
+    ``labels``: the case's label columns, in the order the summary shows them (default:
+    ``runs.attrs["case_labels"]``, which ``run_grid`` sets; pass them after an operation that drops ``attrs``).
+    A case is the set of rows with the same ``case`` (else the same problem, labels and T) and policy.
+    """
+    if "model" in runs and set(runs.model) != {"commitment"}:
+        raise ValueError(f"runs holds the models {sorted(set(runs.model))}: summary_table is for the commitment model")
+    labels = list(runs.attrs.get("case_labels", []) if labels is None else labels)
+    keys = ["case", "policy"] if "case" in runs else \
+        ["problem"] + [c for c in labels if c not in ("problem", "policy")] + ["T", "policy"]
+    K = sum(1 for c in runs.columns if c.startswith("pulls_"))
+    rows = []
+    for _, g in runs.groupby(keys, sort=False, observed=True, dropna=False):
+        first = g.iloc[0]
+        pulls = g[[f"pulls_{i + 1}" for i in range(K)]].to_numpy()
+        res = CommitResult(policy=first["label"], N=int(first["N"]), T=int(first["T"]), regret=g.regret.to_numpy(),
+                           experiment_regret=g.experiment.to_numpy(), commitment_regret=g.commitment.to_numpy(),
+                           committed=g.committed.to_numpy(), pulls=pulls, best_f=-1, best_g=int(first["best_g"]))
+        row = {c: first[c] for c in labels if c != "policy"}
+        row.update(summarise(res, level))
+        row["policy"] = first["policy"]
+        row["label"] = first["label"]
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def _simulate_task(problem: CommitProblem, policy: CommitPolicy, n_seeds: int, seed: int, draws: str) -> dict:

@@ -279,23 +279,23 @@ def simulate(problem: PortfolioProblem, policy, n_seeds: int = 1, seed: int = 0,
         sampling_cost=parts["sampling"], pulls=pulls, portfolios=portfolios, info=[r.info for r in runs])
 
 
-def portfolio_grid(make_problem, horizons, policies, n_seeds: int, seed: int = 0, n_jobs: int = 1,
-                   progress: bool = True, *, backend: str | None = None, address: str | None = None,
-                   cache: bool = True, cache_dir=None, chunk_size: int = 10):
-    """Tidy table of runs: one row per (T, policy, seed index) for ``make_problem(T)`` over ``horizons``.
+def _portfolio_grid(problems, policies, n_seeds: int, seed: int = 0, n_jobs: int = 1,
+                    progress: bool = True, *, backend: str | None = None, address: str | None = None,
+                    cache: bool = True, cache_dir=None, chunk_size: int = 10):
+    """The portfolio model's grid (called through ``experiments.run_grid``): one row per (problem, policy,
+    seed index) for each of ``problems``, in that order.
 
     Columns: T, N, policy, s, regret, experiment, commitment, sampling, x_1..x_K (the committed
     portfolio), n_1..n_K (experiment pulls), loss_per_round (OPT_g - g(M x)), stage1_rounds (NaN for policies without Stage I),
-    seconds (wall time of the (T, policy)'s runs, summed over its seeds and repeated on its rows). Every
-    policy sees the same tables for a given (T, s): comparisons are paired.
+    seconds (wall time of the (problem, policy)'s runs, summed over its seeds and repeated on its rows). Every
+    policy sees the same tables for a given (problem, s): comparisons are paired.
 
-    The runs go through the grid runner of ``horizonbandits.experiments``: one task per (T, policy,
-    ``chunk_size`` seeds), on ``backend`` ("sequential", "loky" or "dask"; default: sequential when
-    ``n_jobs`` is 1, loky with ``n_jobs`` processes otherwise; ``$HB_DASK_ADDRESS`` sends it to a
-    cluster), with the resumable on-disk cache of the rising grid (``cache``, ``cache_dir``). A task
-    returns each seed's pulls and portfolio; the regret is computed here over all the seeds at once,
+    One task per (problem, policy, ``chunk_size`` seeds), on ``backend`` ("sequential", "loky" or "dask";
+    default: sequential when ``n_jobs`` is 1, loky with ``n_jobs`` processes otherwise; ``$HB_DASK_ADDRESS``
+    sends it to a cluster), with the resumable on-disk cache of the rising grid (``cache``, ``cache_dir``). A
+    task returns each seed's pulls and portfolio; the regret is computed here over all the seeds at once,
     as :func:`simulate` does, so the numbers do not depend on the backend, the chunks or the cache.
-    ``progress`` (on by default): the grid's bar over its tasks, then one line per (T, policy) with its mean regret.
+    ``progress`` (on by default): the grid's bar over its tasks, then one line per (problem, policy) with its mean regret.
     """
     import pandas as pd
 
@@ -310,12 +310,10 @@ def portfolio_grid(make_problem, horizons, policies, n_seeds: int, seed: int = 0
     for policy in policies:
         if not callable(getattr(policy, "run", None)):
             raise ValueError(f"policy={policy!r} is not allowed: expected a portfolio policy such as ROSCOC() or UCBPortfolio()")
-    problems = []
-    for T in horizons:
-        problem = make_problem(int(T))
+    problems = list(problems)
+    for i, problem in enumerate(problems):
         if not isinstance(problem, PortfolioProblem):
-            raise ValueError(f"make_problem({int(T)})={problem!r} is not allowed: expected a PortfolioProblem")
-        problems.append(problem)
+            raise ValueError(f"problems[{i}]={problem!r} is not allowed: expected a PortfolioProblem")
     chunks = [(s0, min(s0 + chunk_size, n_seeds)) for s0 in range(0, n_seeds, chunk_size)]
     code = code_digest("commit")
     plan, tasks = [], []

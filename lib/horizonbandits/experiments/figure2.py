@@ -79,7 +79,7 @@ def under_window_rule(df: pd.DataFrame, instances, policies, horizons, n_seeds: 
     out = pd.concat([df[~df["policy"].isin(list(swapped))], extra], ignore_index=True)
     out["policy"] = pd.Categorical(out["policy"].astype(str), categories=list(policies),
                                    ordered=df["policy"].cat.ordered)
-    return out.sort_values(["instance", "policy", "T", "seed"], kind="stable", ignore_index=True)
+    return out.sort_values(["problem", "policy", "T", "seed_index"], kind="stable", ignore_index=True)
 
 
 def switching_share(instances, horizons) -> float:
@@ -130,7 +130,7 @@ def plot_instances(instances, name: str, output_dir="", n_shown: int = 4):
 
 
 def _instance_means(df: pd.DataFrame) -> pd.DataFrame:
-    return df.groupby(["T", "instance", "policy"], observed=True)["regret"].mean().unstack("policy")
+    return df.groupby(["T", "problem", "policy"], observed=True)["regret"].mean().unstack("policy")
 
 
 def instance_differences(df: pd.DataFrame, subject: str = REFERENCE, n_boot: int = 2000,
@@ -154,13 +154,13 @@ def run_differences(df: pd.DataFrame, subject: str = REFERENCE, by=("T",)) -> di
     interval over those runs. For grids of one or a few fixed instances, where the runs are the only
     replication (a bootstrap over instances needs many instances: :func:`instance_differences`)."""
     by = list(by)
-    wide = df.pivot_table(index=list(dict.fromkeys([*by, "instance", "seed"])), columns="policy", values="regret",
+    wide = df.pivot_table(index=list(dict.fromkeys([*by, "problem", "seed_index"])), columns="policy", values="regret",
                           observed=True)
     if subject not in wide.columns:
         raise ValueError(f"subject={subject!r} is not allowed: the table has the policies {list(wide.columns)}")
     out = {}
     for key, sub in wide.groupby(level=by if len(by) > 1 else by[0]):
-        unit = "seeds" if sub.index.get_level_values("instance").nunique() == 1 else "(instance, seed) runs"
+        unit = "seeds" if sub.index.get_level_values("problem").nunique() == 1 else "(instance, seed) runs"
         label = key if len(by) > 1 else (int(key) if by == ["T"] else key)
         out[label] = {p: mean_estimate((sub[p] - sub[subject]).to_numpy(), unit) for p in sub.columns if p != subject}
     return out
@@ -305,7 +305,7 @@ def run(name: str, instances, policies, horizons, win_rate_horizons, n_seeds: in
     if missing:
         raise ValueError(f"win_rate_horizons must be among horizons; missing {missing}")
     df = run_grid(instances, policies, horizons, n_seeds, seed=seed, **grid_options)
-    per_instance = df.groupby(["instance", "policy", "T"], observed=True)["regret"].mean().reset_index()
+    per_instance = df.groupby(["problem", "policy", "T"], observed=True)["regret"].mean().reset_index()
     save_table(per_instance, f"{name}_instance_means", output_dir)
     own_run = df["policy"].map(lambda p: policies[p].uses_horizon).astype(bool) | (df["T"] == max(horizons))
     compute = df[own_run].groupby("policy", observed=True)["wall_time"].sum()

@@ -50,7 +50,7 @@ def count_compiles():
 
 
 def _rising(names=None) -> int:
-    from ..experiments import run_task, plan_runs
+    from ..experiments.rising_grid import plan_runs, run_task
     from ..rising.instances import ltf
     from ..rising.policies import POLICIES
     from ..rising.simulate import simulate
