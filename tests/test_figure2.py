@@ -112,3 +112,23 @@ def test_win_rate_summary_counts_the_whole_matrix(small_run):
         assert row.beats == int((mine["ci_low"] > 0.5).sum())
         assert row.beaten_by == int((r.rates[(r.rates["col"] == row.policy) & (r.rates["T"] == row.T)]["ci_low"] > 0.5).sum())
     assert board.groupby("T")["rank"].min().eq(1).all()
+
+
+def test_study_is_the_notebooks_instances_policies_and_horizons(tmp_path):
+    """figure2.study: instance_set, make_policies with the sliding windows set and the noise told, the horizons joined;
+    study.run is figure2.run on them."""
+    s = figure2.study("ltf", 2, ["CURE-UCB", "SW-UCB"], {}, "horizon", [300], [600, 200], H=600, noise=0.05)
+    assert s.horizons == [200, 300, 600] and s.win_rate_horizons == [200, 600]
+    assert list(s.instances) == list(instance_set("ltf", 2, H=600, noise=0.05))
+    assert s.policies["SW-UCB"].window_rule == "horizon" and s.policies["CURE-UCB"].sigma == 0.05
+    assert repr(s) == figure2.describe(s.instances, s.policies, s.horizons)
+    assert figure2.other_window_rule("fixed") == "horizon" and figure2.other_window_rule("horizon") == "fixed"
+    with pytest.raises(ValueError, match="window_rule"):
+        figure2.other_window_rule("sliding")
+    kw = dict(title="t", n_boot=50, output_dir=tmp_path, backend="sequential", cache=False, progress=False)
+    a = s.run("a", 2, **kw)
+    b = figure2.run("b", s.instances, s.policies, s.horizons, s.win_rate_horizons, 2, **kw)
+    pd.testing.assert_frame_equal(a.df.drop(columns="wall_time"), b.df.drop(columns="wall_time"))
+    assert "rows; kernel time" in a.compute_report()
+    settings = s.ledger_settings(2, 0.05, {})
+    assert settings["instances"] == 2 and settings["generator options"] == "defaults"

@@ -36,7 +36,9 @@ import numpy as np
 import pandas as pd
 
 from ..claims import rules
+from ..rising.policies.sw_ucb import check_window_rule
 from ..plotting import mean_band, policy_palette, save_figure, save_table, win_rate_heatmap
+from .rising_grid import instance_set, make_policies, policy_settings
 from ..stats import Estimate, bootstrap_estimate, mean_estimate, paired_differences, regret_summary, win_rate_matrix, win_rates
 
 REFERENCE = "CURE-UCB"
@@ -80,6 +82,51 @@ def under_window_rule(df: pd.DataFrame, instances, policies, horizons, n_seeds: 
     out["policy"] = pd.Categorical(out["policy"].astype(str), categories=list(policies),
                                    ordered=df["policy"].cat.ordered)
     return out.sort_values(["problem", "policy", "T", "seed_index"], kind="stable", ignore_index=True)
+
+
+@dataclass
+class Study:
+    """What a Figure 2 notebook runs: its instances, policies and horizons (see :func:`study`)."""
+    family: str
+    instances: dict
+    policies: dict
+    horizons: list
+    win_rate_horizons: list
+    switching: float
+
+    def __repr__(self) -> str:
+        return describe(self.instances, self.policies, self.horizons)
+
+    def plot_instances(self, name: str, output_dir="", n_shown: int = 4):
+        """:func:`plot_instances` of this study's instances."""
+        return plot_instances(self.instances, name, output_dir, n_shown)
+
+    def run(self, name: str, n_seeds: int, **options) -> Figure2:
+        """:func:`run` on this study's instances, policies and horizons; ``options`` as there."""
+        return run(name, self.instances, self.policies, self.horizons, self.win_rate_horizons, n_seeds, **options)
+
+    def ledger_settings(self, n_seeds: int, noise, generator_options: dict, default_options: str = "defaults") -> dict:
+        """The settings a Figure 2 claim rests on: sizes, noise, horizons, each policy's label and who was told the noise."""
+        return {"instances": len(self.instances), "seeds": n_seeds, "noise": noise, "horizons": self.horizons,
+                **policy_settings(self.policies), "generator options": generator_options or default_options}
+
+
+def study(family: str, n_instances: int, policies, policy_params, window_rule: str, horizons, win_rate_horizons, *,
+          H: int, noise, generator_seed: int = 0, generator_options: dict | None = None) -> Study:
+    """The instances of ``family`` (``experiments.instance_set``), the policies (``make_policies`` with the
+    sliding windows set by :func:`window_params`, CURE-UCB and R-ed-UCB told ``noise``) and the horizons
+    (``horizons`` and ``win_rate_horizons`` together, sorted) of a Figure 2 notebook, with the share of
+    instances whose optimal arm switches between the shortest and the longest horizon. Its repr is
+    :func:`describe`'s text; ``study.run(name, n_seeds, ...)`` is :func:`run` on it."""
+    horizons = sorted(set(horizons) | set(win_rate_horizons))
+    instances = instance_set(family, n_instances, seed=generator_seed, H=H, noise=noise, **(generator_options or {}))
+    pols = make_policies(policies, window_params(policies, policy_params, window_rule, H), sigma=noise)
+    return Study(family, instances, pols, horizons, sorted(win_rate_horizons), switching_share(instances, horizons))
+
+
+def other_window_rule(window_rule: str) -> str:
+    """The sliding-window rule that is not ``window_rule`` (the reading a Figure 2 claim is also judged under)."""
+    return "horizon" if check_window_rule(window_rule) == "fixed" else "fixed"
 
 
 def switching_share(instances, horizons) -> float:
@@ -241,6 +288,11 @@ class Figure2:
     summary: pd.DataFrame
     rates: pd.DataFrame
     diffs: pd.DataFrame | None
+
+    def compute_report(self) -> str:
+        """The grid's size and each policy's kernel seconds, summed over workers (as first computed, possibly cached)."""
+        return (f"{len(self.df):,} rows; kernel time {self.compute.sum():,.1f} s summed over workers "
+                "(as first computed, possibly cached):\n" + self.compute.map("{:,.1f} s".format).to_string())
 
     def regret_table(self) -> pd.DataFrame:
         """Mean regret, one row per policy (in the policies' order), one column per horizon."""
