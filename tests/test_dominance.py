@@ -191,3 +191,25 @@ def test_ltf_saturating_is_the_where_formula():
         means = R.ltf_saturating(b, c, T_max=T_max, noise=0.0).means
         assert means.dtype == expected.dtype and np.array_equal(means, expected)
         assert np.array_equal(np.signbit(means), np.signbit(expected))  # also the signs of zeros
+
+
+def test_a_probe_that_stops_when_decided_keeps_the_chunks_up_to_its_first_violation():
+    """stop_when_decided: the probe's rows are the full table's rows up to the end of the first chunk holding a
+    violation (found by the plain loop), on one worker or two; the other probes are untouched."""
+    args = dict(probes=["theorem", "eps > 0", "noise"], n_instances=40, T_ref=600, horizon_fractions=[0.01, 0.2, 1.0],
+                noise_sigma=0.2, noise_seeds=2, seed=1)
+    full = dominance.dominance_table(**args, **LOCAL, cache=False, chunk_size=4)
+    for kw in (LOCAL, dict(backend="loky", n_jobs=2, progress=False)):
+        cut = dominance.dominance_table(**args, **kw, cache=False, chunk_size=4, stop_when_decided=["eps > 0", "noise"])
+        for probe in args["probes"]:
+            rows, ref = cut[cut.probe == probe], full[full.probe == probe]
+            if probe == "theorem":
+                pd.testing.assert_frame_equal(rows, ref)
+                continue
+            bad = ref[ref["diff"] < -dominance.VIOLATION_TOL].instance
+            end = (bad.min() // 4 + 1) * 4 if len(bad) else args["n_instances"]
+            assert rows.instance.max() + 1 == min(end, args["n_instances"])
+            pd.testing.assert_frame_equal(rows.reset_index(drop=True), ref[ref.instance < end].reset_index(drop=True))
+    assert (full[full.probe == "noise"]["diff"] < -dominance.VIOLATION_TOL).any()  # the rule had something to stop on
+    with pytest.raises(ValueError, match="stop_when_decided"):
+        dominance.dominance_table(**args, **LOCAL, cache=False, stop_when_decided=["theorem"])
