@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from horizonbandits.experiments import ablations, instance_set, make_policies, paired_differences, regret_summary, run_grid
+from horizonbandits.experiments import ablations, instance_set, make_policies, run_grid
+from horizonbandits.stats import paired_differences, regret_summary
 
 GRID = dict(backend="sequential", cache=False, progress=False)
 T, H, SEEDS = 600, 1000, 2

@@ -6,8 +6,8 @@ import pytest
 import horizonbandits.experiments as ex
 import horizonbandits.experiments.rising_grid as rising_grid
 from horizonbandits.compute import executor
-from horizonbandits.experiments import (instance_seed, make_policies, paired_differences, regret_summary, run_grid,
-                                        win_rate_matrix, win_rates)
+from horizonbandits.experiments import instance_seed, make_policies, run_grid
+from horizonbandits.stats import paired_differences, regret_summary, win_rate_matrix, win_rates
 from horizonbandits.rising import CureUCB, RedUCB, RisingInstance, ltf_random, simulate
 from horizonbandits.rising.generators import concave_random
 

@@ -8,6 +8,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from horizonbandits import workbook as wbk
+from horizonbandits.workbook.execute import _raised_in_library
 
 
 def make_nb(params_source: str, intro: str = "# A title\n\nOne sentence.\n\nMore.", extra=()):
@@ -149,10 +150,10 @@ def test_owner_is_the_notebook_whose_last_run_wrote_the_file():
 def test_library_value_error_detected_from_innermost_frame():
     inside = str(wbk.PACKAGE_DIR / "errors.py")
     tb = f"Cell In[3], line 1\n----> 1 f()\nFile {inside}:20, in check_int(name)\n---> 20 _fail()\nValueError: x"
-    assert wbk._raised_in_library(tb)
+    assert _raised_in_library(tb)
     numpy_last = tb + "\nFile /usr/lib/python3/site-packages/numpy/core.py:5, in g()\nValueError: y"
-    assert not wbk._raised_in_library(numpy_last)
-    assert not wbk._raised_in_library("Cell In[3], line 1\nValueError: raised in the notebook itself")
+    assert not _raised_in_library(numpy_last)
+    assert not _raised_in_library("Cell In[3], line 1\nValueError: raised in the notebook itself")
 
 
 def test_describe_failure():

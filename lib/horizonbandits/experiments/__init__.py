@@ -8,12 +8,11 @@ in process (``horizonbandits.compute``). The model grids it calls are private: t
 commitment one in ``commit.grid`` (with ``summary_table``), the portfolio one in ``commit.portfolio_model``.
 
 ``figure2``, ``ablations`` and ``dominance`` build the rising paper's figures and probes on top of it.
-The statistics over finished tables are in ``horizonbandits.stats`` (re-exported here: ``regret_summary``,
-``win_rates``, ``win_rate_matrix``, ``paired_differences``).
+The statistics over finished tables are in ``horizonbandits.stats`` (``regret_summary``, ``win_rates``,
+``win_rate_matrix``, ``paired_differences``).
 """
 from __future__ import annotations
 
-from ..stats import paired_differences, regret_summary, win_rate_matrix, win_rates  # noqa: F401
 from .grid import LEADING, MODELS, TIDY_COLUMNS, model_of, run_grid  # noqa: F401
 from .rising_grid import (INSTANCE_FAMILIES, instance_digest, instance_seed, instance_set,  # noqa: F401
                           make_policies, policy_identity, policy_settings)

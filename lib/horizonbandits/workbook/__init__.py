@@ -19,7 +19,6 @@ per problem); the CLI prints them without a traceback.
 """
 from .base import KERNEL_NAME, PACKAGE_DIR, PROFILES, ValidationError, WorkbookError
 from .cluster import check_scheduler
-from .execute import _raised_in_library  # noqa: F401 (private, re-exported for the tests)
 from .execute import Result, Task, adopt_outputs, describe_failure, execute_notebook, owner_of, render_html
 from .locate import NotebookInfo, Workbook, read_notebook, title_and_description
 from .new import NAME_PATTERN, new_notebook, placeholder_description
