@@ -66,3 +66,52 @@ def test_difference_of_independent_estimates():
     assert d.low > 0 and d.high < 0.2
     with pytest.raises(ValueError, match="level"):
         difference(a, Estimate(1.0, 0.0, 2.0, 5, level=0.9))
+
+
+def test_summary_rows_read_back_as_estimates_and_standard_errors():
+    import pandas as pd
+
+    from horizonbandits.commit import CommitProblem, UCBCommit, summary_table
+    from horizonbandits.experiments import run_grid
+    problem = CommitProblem.bernoulli([0.7, 0.5, 0.3], [0.3, 0.5, 0.7], 60, 240)
+    runs = run_grid({"p": problem}, {"UCBCommit": UCBCommit()}, n_seeds=40, seed=3, cache=False, progress=False)
+    row = summary_table(runs).iloc[0]
+    est = stats.summary_estimate(row)
+    assert (est.value, est.low, est.high, est.n, est.unit) == (row.mean_regret, row.ci_low, row.ci_high, 40, "runs")
+    se = runs.regret.std(ddof=1) / math.sqrt(40)  # the normal interval's standard error, recovered exactly
+    assert stats.summary_se(row) == pytest.approx(se, rel=1e-12)
+    table = pd.DataFrame({"mean_regret": [1.0, 2.0], "ci_low": [0.0, 1.0], "ci_high": [2.0, 4.0]})
+    np.testing.assert_allclose(stats.summary_se(table), [1 / norm.ppf(0.975), 1.5 / norm.ppf(0.975)])
+
+
+def test_worst_rows_picks_the_largest_value_per_group():
+    import pandas as pd
+    table = pd.DataFrame({"T": [1, 1, 2, 2, 1], "policy": ["a", "a", "a", "b", "b"], "gap": [0.1, 0.2, 0.1, 0.1, 0.3],
+                          "mean_regret": [3.0, 5.0, 1.0, 2.0, 0.5]})
+    worst = stats.worst_rows(table, ["T", "policy"])
+    assert worst[["T", "policy", "gap", "mean_regret"]].values.tolist() == [[1, "a", 0.2, 5.0], [1, "b", 0.3, 0.5],
+                                                                           [2, "a", 0.1, 1.0], [2, "b", 0.1, 2.0]]
+    assert list(worst.index) == [0, 1, 2, 3]
+
+
+def test_ratio_of_independent_estimates_has_a_log_scale_interval():
+    a, b = stats.Estimate(6.0, 5.4, 6.6, 30, "runs"), stats.Estimate(2.0, 1.6, 2.4, 20, "runs")
+    r = stats.ratio(a, b)
+    w = math.hypot(0.6 / 6.0, 0.4 / 2.0)
+    assert r.value == 3.0 and r.n == 20 and r.unit == "runs"
+    assert r.low == pytest.approx(3.0 * math.exp(-w), rel=1e-14) and r.high == pytest.approx(3.0 * math.exp(w), rel=1e-14)
+    assert r.low * r.high == pytest.approx(r.value ** 2, rel=1e-12)  # symmetric in logs
+    with pytest.raises(ValueError, match="positive"):
+        stats.ratio(stats.Estimate(0.0, -1.0, 1.0, 5), b)
+    with pytest.raises(ValueError, match="level"):
+        stats.ratio(a, stats.Estimate(2.0, 1.0, 3.0, 5, level=0.9))
+
+
+def test_log_line_is_the_least_squares_line_in_logs():
+    x = np.array([10.0, 100.0, 1000.0, 10000.0])
+    y = 3.0 * x ** 0.5 * np.array([1.1, 0.9, 1.05, 0.97])
+    intercept, b = stats.log_line(x, y)
+    assert b == pytest.approx(stats.slope(x, y), rel=1e-12)
+    assert intercept == pytest.approx(np.mean(np.log(y)) - b * np.mean(np.log(x)), rel=1e-12)
+    assert stats.log_line(x, 2.0 * x, 1.0) == pytest.approx((math.log(2.0), 1.0), rel=1e-12)
+    assert stats.log_line(x, 5.0 * np.ones(4), 0)[0] == pytest.approx(math.log(5.0))  # the vertical shift of a reference

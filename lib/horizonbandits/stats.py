@@ -6,6 +6,8 @@
   (resampling indices from ``numpy.random.default_rng(seed)``, so the same table and seed give
   the same interval).
 - :func:`difference`: the difference of two independent estimates with its interval.
+- :func:`ratio`: the ratio of two independent positive estimates (log-scale interval); :func:`summary_estimate`,
+  :func:`summary_se`, :func:`worst_rows`: read the commitment grid's summary rows; :func:`log_line`: a log-log line.
 - :func:`slope`, :func:`half_slopes`: least-squares slopes of log y on log x (scaling exponents).
 - :func:`bootstrap_band`: a seeded, vectorised percentile-bootstrap interval of a mean, for seaborn's
   ``errorbar=`` (seaborn's own bootstrap is unseeded and loops in Python).
@@ -321,3 +323,50 @@ def log_slope(x, y, y_se=None, level: float = 0.95, fit_error: bool = True) -> E
         from scipy.stats import norm
         half = norm.ppf(0.5 + level / 2) * se_points
     return Estimate(b, b - half, b + half, lx.size, "horizons", level)
+
+
+# ----------------------------------------------------------------------------- summary rows (commitment grids)
+def summary_estimate(row, unit: str = "runs", level: float = 0.95) -> Estimate:
+    """The mean regret of one summary row (``commit.summary_table``: ``mean_regret`` in ``[ci_low, ci_high]``, a
+    normal interval at ``level`` over ``n_seeds`` runs) as an :class:`Estimate`."""
+    return Estimate(row["mean_regret"], row["ci_low"], row["ci_high"], int(row["n_seeds"]), unit, level)
+
+
+def summary_se(summary, level: float = 0.95):
+    """Standard errors of the mean regrets of summary rows, read back from their normal intervals at ``level``:
+    (ci_high - ci_low) / (2 z), z the normal quantile ``commit.summarise`` used (a row or a table)."""
+    from scipy.stats import norm
+    return (summary["ci_high"] - summary["ci_low"]) / (2 * norm.ppf(0.5 + level / 2))
+
+
+def worst_rows(summary: pd.DataFrame, by, value: str = "mean_regret") -> pd.DataFrame:
+    """The row with the largest ``value`` in each group of ``by`` (the worst case over a family's members), in the
+    groups' sorted order, with a fresh index."""
+    return summary.loc[summary.groupby(list(by))[value].idxmax()].reset_index(drop=True)
+
+
+def ratio(a: Estimate, b: Estimate) -> Estimate:
+    """``a / b`` for two independent positive estimates at the same level, with an interval on the log scale.
+
+    The half-width of log(a / b) adds in quadrature the relative half-widths of ``a`` and ``b`` (the delta method
+    for log a - log b), so the interval is ``[q e^-w, q e^w]``; ``n`` is the smaller sample, ``unit`` ``a``'s.
+    """
+    if a.level != b.level:
+        raise ValueError(f"a.level={a.level!r}, b.level={b.level!r} is not allowed: the intervals must have the same level")
+    if not (a.value > 0 and b.value > 0):
+        raise ValueError(f"a.value={a.value!r}, b.value={b.value!r} is not allowed: a ratio's log interval needs "
+                         "positive values")
+    q = a.value / b.value
+    w = math.hypot(a.half_width / a.value, b.half_width / b.value)
+    return Estimate(q, q * math.exp(-w), q * math.exp(w), min(a.n, b.n), a.unit, a.level)
+
+
+def log_line(x, y, slope: float | None = None) -> tuple[float, float]:
+    """(intercept, slope) of the least-squares line of log y on log x, ``log y ~ intercept + slope log x``.
+
+    With ``slope`` given, the least-squares intercept for that slope: mean(log y) - slope mean(log x);
+    ``log_line(x, y / reference, 0)[0]`` is the vertical log-shift that best fits a reference curve to y.
+    """
+    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    b = float(np.polyfit(lx, ly, 1)[0]) if slope is None else float(slope)
+    return float(np.mean(ly) - b * np.mean(lx)), b

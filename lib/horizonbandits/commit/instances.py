@@ -14,10 +14,19 @@
   minimax lower bound (Theorem 5.3; the construction is not in our copy, this is our reading).
 - ``no_shift_instance``, ``scaled_shift_instance``, ``reordered_shift_instance``: section 6.1 (f = g) and
   our reading of "ranking changes matter more than shift magnitudes".
+- ``COMMIT_FAMILIES``: the registry a notebook names its instance family from (``family = "section72"``,
+  ``family_options = {"c": 0.5}``): ``family_instance(family, T, options)`` builds the instance at horizon T,
+  ``family_options`` fills in the defaults, ``family_experiment`` says how N follows from T,
+  ``family_sweep`` reads a sweep of one option;
+  ``register_family`` adds one. Registered: section72, bernoulli (fixed mean vectors), critical, separable,
+  no_shift, scaled_shift, reordered_shift (the last five with ``schedule`` or ``N``). ``g_candidates`` and
+  ``g_gap`` read an instance: the arms that beat the f-best arm on g, the g-gap of the g-best arm.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -252,4 +261,179 @@ def _binary_probs(K, base, delta):
     return np.stack([1 - means, means], axis=1)
 
 
-# ----------------------------------------------------------------------------------------- section 7.3
+# ----------------------------------------------------------------------------------------- family registry
+@dataclass(frozen=True)
+class InstanceFamily:
+    """A registered family of commitment instances: ``build(T, **options)`` is its instance at horizon T.
+
+    ``defaults`` holds every option the family takes with its default (``REQUIRED`` for an option without
+    one); ``experiment`` says how N follows from T under given options, for tables and ledgers.
+    """
+
+    name: str
+    build: Callable[..., CommitProblem]
+    defaults: Mapping
+    description: str
+    experiment: Callable[[Mapping], str]
+
+
+#: An option of a registered family that has no default.
+REQUIRED = "<required>"
+#: The commitment instance families a notebook can name (``family = "section72"``), name -> InstanceFamily.
+COMMIT_FAMILIES: dict[str, InstanceFamily] = {}
+
+
+def register_family(name: str, description: str, experiment: Callable[[Mapping], str] | None = None, **defaults):
+    """Register ``build(T, **options)`` under ``name``; ``defaults`` are its options. Families whose N follows
+    a schedule take ``schedule`` (one of ``SCHEDULES``, default "quarter") and ``N`` (an explicit length that
+    replaces the schedule): give them ``schedule`` and ``N`` among the defaults."""
+    def decorate(build):
+        if name in COMMIT_FAMILIES:
+            raise ValueError(f"family name {name!r} is already registered")
+        COMMIT_FAMILIES[name] = InstanceFamily(name, build, dict(defaults), description, experiment or _schedule_text)
+        return build
+    return decorate
+
+
+def family_options(family: str, options: Mapping | None = None, *, parameter: str = "family",
+                   options_parameter: str = "family_options") -> dict:
+    """Every option of the registered ``family``: its defaults updated by ``options`` (checked by name).
+
+    A one-line ValueError names ``parameter`` for an unknown family and ``options_parameter`` for an option the
+    family does not take or a required one left out.
+    """
+    entry = _family(family, parameter)
+    options = {} if options is None else options
+    if not isinstance(options, Mapping):
+        raise ValueError(f"{options_parameter}={options!r} is not allowed: expected a dict of options of family "
+                         f"{family!r} ({_options_text(entry)})")
+    unknown = [k for k in options if k not in entry.defaults]
+    if unknown:
+        raise ValueError(f"{options_parameter}={dict(options)!r} is not allowed: family {family!r} takes no option "
+                         f"{', '.join(map(repr, unknown))}; its options: {_options_text(entry)}")
+    merged = {**entry.defaults, **options}
+    missing = [k for k, v in merged.items() if isinstance(v, str) and v == REQUIRED]
+    if missing:
+        raise ValueError(f"{options_parameter}={dict(options)!r} is not allowed: family {family!r} needs "
+                         f"{', '.join(map(repr, missing))}; its options: {_options_text(entry)}")
+    return merged
+
+
+def family_instance(family: str, T: int, options: Mapping | None = None, *, parameter: str = "family",
+                    options_parameter: str = "family_options") -> CommitProblem:
+    """The instance of the registered ``family`` at horizon ``T`` with ``options`` (the rest at their defaults).
+
+    ``family_instance("section72", T, {"c": 0.5})`` is ``section72(T, 0.5)``. Errors are one line: an unknown
+    family names ``parameter``, an unknown or invalid option ``options_parameter``.
+    """
+    merged = family_options(family, options, parameter=parameter, options_parameter=options_parameter)
+    try:
+        return COMMIT_FAMILIES[family].build(T, **merged)
+    except ValueError as exc:
+        raise ValueError(f"{options_parameter} of family {family!r}: {exc}") from None
+
+
+def family_experiment(family: str, options: Mapping | None = None, *, parameter: str = "family",
+                      options_parameter: str = "family_options") -> str:
+    """The rule for N in the registered ``family`` under ``options``, e.g. "floor(T/4)" (or "5000" for a fixed N)."""
+    merged = family_options(family, options, parameter=parameter, options_parameter=options_parameter)
+    return COMMIT_FAMILIES[family].experiment(merged)
+
+
+def family_sweep(family: str, options: Mapping | None, sweep: Mapping | None, *, parameter: str = "family_sweep",
+                 options_parameter: str = "family_options") -> tuple[str | None, list[tuple[object, dict]]]:
+    """A sweep of one option of ``family``: ``sweep`` is ``{}`` (no sweep) or ``{option: [values]}``.
+
+    Returns the option's name and, for each value, the family options with that value (the other options as in
+    ``options``); ``(None, [])`` for no sweep. One-line errors name ``parameter``.
+    """
+    entry = _family(family, "family")
+    sweep = {} if sweep is None else sweep
+    if not isinstance(sweep, Mapping) or len(sweep) > 1:
+        raise ValueError(f"{parameter}={sweep!r} is not allowed: expected {{}} or one option of family {family!r} "
+                         f"with a list of values, e.g. {{'c': [0.25, 0.5]}}")
+    if not sweep:
+        return None, []
+    [(name, values)] = sweep.items()
+    if name not in entry.defaults:
+        raise ValueError(f"{parameter}={dict(sweep)!r} is not allowed: family {family!r} takes no option {name!r}; its "
+                         f"options: {_options_text(entry)}")
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or not list(values):
+        raise ValueError(f"{parameter}={dict(sweep)!r} is not allowed: expected a non-empty list of values of {name!r}")
+    given = dict(options or {})
+    return name, [(v, {**given, name: v}) for v in values]
+
+
+def g_candidates(problem: CommitProblem) -> list[int]:
+    """The arms (0-based) whose g-mean beats the g-mean of the f-best arm: the arms a policy must explore for
+    the commitment although the experiment's reward does not favour them (arms 3 and 4 of section 7.2's
+    instance). Empty when the f-best arm is also g-best."""
+    return [int(i) for i in np.flatnonzero(problem.mu_g > problem.mu_g[problem.best_f])]
+
+
+def g_gap(problem: CommitProblem) -> float:
+    """The g-mean of the g-best arm minus the second-best g-mean (0 under a tie)."""
+    top = np.sort(problem.mu_g)
+    return float(top[-1] - top[-2])
+
+
+def _family(family, parameter):
+    if not isinstance(family, str) or family not in COMMIT_FAMILIES:
+        check_choice(parameter, family, tuple(COMMIT_FAMILIES))
+    return COMMIT_FAMILIES[family]
+
+
+def _options_text(entry: InstanceFamily) -> str:
+    return ", ".join(f"{k}" + ("" if v == REQUIRED else f"={v!r}") for k, v in entry.defaults.items()) or "none"
+
+
+def _schedule_text(options: Mapping) -> str:
+    if options.get("N") is not None:
+        return f"{options['N']}"
+    return SCHEDULES[options["schedule"]].removeprefix("N = ")
+
+
+def _length(T: int, schedule: str, N) -> int:
+    return experiment_length(schedule, T) if N is None else check_int("N", N, 1)
+
+
+@register_family("section72", "Figure 4's instance: mu_f = (0.8, 0.77, 0.2, 0.2), mu_g = (0.2, 0.2, 0.55 + c/sqrt(log N), "
+                 "0.55), N = floor(T/4) (section72)", experiment=lambda options: "floor(T/4)", c=0.5)
+def _section72_family(T, c):
+    return section72(T, c)
+
+
+@register_family("bernoulli", "fixed mean vectors mu_f and mu_g at every T, Bernoulli coordinates",
+                 mu_f=REQUIRED, mu_g=REQUIRED, schedule="quarter", N=None)
+def _bernoulli_family(T, mu_f, mu_g, schedule, N):
+    return CommitProblem.bernoulli(mu_f, mu_g, _length(T, schedule, N), T)
+
+
+@register_family("critical", "f- and g-gaps at the critical scale (hard_instance)", K=4, c=0.1, schedule="quarter",
+                 N=None)
+def _critical_family(T, K, c, schedule, N):
+    return hard_instance(K, _length(T, schedule, N), T, c)
+
+
+@register_family("separable", "constant f-gap delta_f, g-gap at the critical scale (separable_instance)", K=4, c=0.5,
+                 delta_f=0.45, schedule="quarter", N=None)
+def _separable_family(T, K, c, delta_f, schedule, N):
+    return separable_instance(K, _length(T, schedule, N), T, c, delta_f)
+
+
+@register_family("no_shift", "f = g on one 0/1 outcome, arm 1 better by delta (no_shift_instance)", K=4, delta=0.2,
+                 base=0.5, schedule="quarter", N=None)
+def _no_shift_family(T, K, delta, base, schedule, N):
+    return no_shift_instance(K, _length(T, schedule, N), T, delta, base)
+
+
+@register_family("scaled_shift", "a known shift that keeps the ranking, g = offset + scale f (scaled_shift_instance)",
+                 K=4, delta=0.2, scale=0.3, offset=0.1, base=0.5, schedule="quarter", N=None)
+def _scaled_shift_family(T, K, delta, scale, offset, base, schedule, N):
+    return scaled_shift_instance(K, _length(T, schedule, N), T, delta, scale, offset, base)
+
+
+@register_family("reordered_shift", "arm 1 f-best and arm 2 g-best, both by delta (reordered_shift_instance)", K=4,
+                 delta=0.2, base=0.5, schedule="quarter", N=None)
+def _reordered_shift_family(T, K, delta, base, schedule, N):
+    return reordered_shift_instance(K, _length(T, schedule, N), T, delta, base)
