@@ -57,9 +57,9 @@ SCALING = {
                                   fixed=dict(backend="sequential", n_jobs=1, use_cache=False)),
     "lower_bound_construction": dict(seeds=["n_seeds"], T=["T_values"], K="K", instances=[], cells=[3],
                                      fixed=dict(n_jobs=1, use_cache=False)),
-    "roscoc_concave_commitment": dict(seeds=["n_seeds", "schedule_check_seeds", "sensitivity_seeds"],
-                                      T=["T_grid", "sensitivity_T", "slope_T_min"], instances=[], cells=[3, 6, 11],
-                                      fixed=dict(n_jobs=1)),
+    "roscoc_concave_commitment": dict(seeds=["n_seeds", "schedule_check_seeds", "sensitivity_seeds", "cross_seeds"],
+                                      T=["T_grid", "sensitivity_T", "slope_T_min", "cross_T_grid", "reading_T_grid"],
+                                      instances=[], cells=[3, 6, 13, 15], fixed=dict(n_jobs=1)),
     "optimal_policy": dict(seeds=[], T=["T_values"], K="K_values", instances=["n_instances"], cells=[3], fixed={}),
 }
 

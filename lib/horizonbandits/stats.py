@@ -370,3 +370,122 @@ def log_line(x, y, slope: float | None = None) -> tuple[float, float]:
     lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
     b = float(np.polyfit(lx, ly, 1)[0]) if slope is None else float(slope)
     return float(np.mean(ly) - b * np.mean(lx)), b
+# --------------------------------------------------------------------------- tidy grid tables: means, pairs, crossings
+
+
+def _group_items(df: pd.DataFrame, by):
+    by = [by] if isinstance(by, str) else list(by)
+    if not by:
+        return by, [((), df)]
+    return by, [((key,) if len(by) == 1 and not isinstance(key, tuple) else key, sub)
+                for key, sub in df.groupby(by, sort=True, observed=True)]
+
+
+def mean_intervals(df: pd.DataFrame, by=("T", "policy"), value: str = "regret", level: float = 0.95,
+                   name: str | None = None) -> pd.DataFrame:
+    """Mean of ``value`` per group of ``by`` with its normal-approximation interval (:func:`normal_interval`).
+
+    Columns: the ``by`` columns, ``name`` (default ``mean_<value>``), ci_low, ci_high, half_width, n; one row
+    per group in sorted order. For a grid table (one row per run) this is the "mean with 95 % interval" of
+    every figure of the commitment notebooks.
+    """
+    level = check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
+    if value not in df:
+        raise ValueError(f"value={value!r} is not allowed: expected a column of the table ({', '.join(map(str, df.columns))})")
+    by, groups = _group_items(df, by)
+    name = name or f"mean_{value}"
+    rows = []
+    for key, sub in groups:
+        mean, half = normal_interval(sub[value].values, level=level)
+        rows.append({**dict(zip(by, key)), name: mean, "ci_low": mean - half, "ci_high": mean + half,
+                     "half_width": half, "n": len(sub)})
+    return pd.DataFrame(rows, columns=[*by, name, "ci_low", "ci_high", "half_width", "n"])
+
+
+def paired_gaps(df: pd.DataFrame, first: str, second: str, by=("T",), pair: str = "seed_index",
+                value: str = "regret", column: str = "policy", level: float = 0.95) -> pd.DataFrame:
+    """Per group of ``by``: the mean over pairs of ``first``'s ``value`` minus ``second``'s, with its normal interval.
+
+    Rows of the table are paired by ``pair`` (the seed index: under common random numbers both policies saw
+    the same draws); ``first`` and ``second`` are values of ``column`` (policy labels). Only pairs present
+    for both enter. Columns: the ``by`` columns, mean, ci_low, ci_high, half_width, n (pairs).
+    """
+    level = check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
+    for who in (first, second):
+        if who not in set(df[column]):
+            raise ValueError(f"{who!r} is not allowed: expected one of the table's {column} values "
+                             f"{sorted(map(str, set(df[column])))}")
+    by = [by] if isinstance(by, str) else list(by)
+    index = [*by, pair]
+    a = df[df[column] == first].set_index(index)[value]
+    b = df[df[column] == second].set_index(index)[value]
+    diff = (a - b).dropna().rename(value).reset_index()
+    out = mean_intervals(diff, by, value, level=level, name="mean")
+    return out
+
+
+def estimates(table: pd.DataFrame, key: str, mean: str = "mean", unit: str = "paired runs",
+              level: float = 0.95) -> dict:
+    """The rows of a :func:`mean_intervals` or :func:`paired_gaps` table as Estimates, keyed by column ``key``."""
+    return {k: Estimate(r[mean], r["ci_low"], r["ci_high"], int(r["n"]), unit, level)
+            for k, r in zip(table[key], table.to_dict("records"))}
+
+
+def ratio_estimate(a: Estimate, b: Estimate, unit: str | None = None) -> Estimate:
+    """``a / b`` for two independent positive estimates, with the conservative interval [a.low / b.high, a.high / b.low].
+
+    Each end takes the two intervals' ends that move the ratio that way, so the interval covers the ratio
+    whenever both intervals cover their means (level at least 1 - 2 (1 - level)). ``b.low`` <= 0 gives an
+    infinite upper end. ``n`` is the smaller of the two sample sizes.
+    """
+    if not (a.low > 0 and b.value > 0):
+        raise ValueError(f"a={a}, b={b} is not allowed: expected positive estimates (a.low > 0, b > 0)")
+    high = a.high / b.low if b.low > 0 else math.inf
+    return Estimate(a.value / b.value, a.low / b.high, high, min(a.n, b.n), unit or a.unit, a.level)
+
+
+def first_crossing(x, y, log_x: bool = True) -> float:
+    """The first x at which the piecewise-linear curve y(x) (linear in log x with ``log_x``) changes sign from y[0]'s.
+
+    NaN when it keeps y[0]'s sign over the whole grid (or y[0] is 0). ``x`` increasing.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size != y.size or x.size == 0 or np.any(np.diff(x) <= 0):
+        raise ValueError(f"x={x.tolist()!r} is not allowed: expected increasing values, as many as y")
+    start = np.sign(y[0])
+    if start == 0:
+        return math.nan
+    for i in range(1, x.size):
+        if np.sign(y[i]) != start:
+            u0, u1 = (np.log(x[i - 1]), np.log(x[i])) if log_x else (x[i - 1], x[i])
+            u = u0 + (u1 - u0) * y[i - 1] / (y[i - 1] - y[i])
+            return float(np.exp(u)) if log_x else float(u)
+    return math.nan
+
+
+def crossing_estimate(x, value, low, high, n: int, unit: str = "paired runs", level: float = 0.95,
+                      log_x: bool = True) -> Estimate:
+    """Where a curve known with a pointwise interval [low, high] at each x first changes sign, with an interval.
+
+    The value is :func:`first_crossing` of ``value``. The interval runs from the first x where the interval
+    stops excluding the crossing (the end nearer 0 crosses) to the first x where the far end has crossed too,
+    the band read pointwise, with the same interpolation: below the low end the curve has y[0]'s sign at the
+    given level, above the high end the other sign. A far end that does not cross within the grid gives an
+    infinite high end; a near end that does not cross gives NaN for the value and [x[-1], inf] (no crossing
+    within the grid).
+    """
+    value, low, high = (np.asarray(v, dtype=float) for v in (value, low, high))
+    if value[0] < 0:
+        near, far = high, low
+    else:
+        near, far = low, high
+    x = np.asarray(x, dtype=float)
+    start = first_crossing(x, near, log_x) if np.sign(near[0]) == np.sign(value[0]) else float(x[0])
+    mid = first_crossing(x, value, log_x)
+    end = first_crossing(x, far, log_x)
+    if math.isnan(start):
+        return Estimate(math.nan, float(x[-1]), math.inf, n, unit, level)
+    end = math.inf if math.isnan(end) else end
+    if math.isnan(mid):
+        return Estimate(math.nan, start, end, n, unit, level)
+    return Estimate(mid, min(start, mid), max(end, mid), n, unit, level)

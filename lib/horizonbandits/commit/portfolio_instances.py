@@ -1,16 +1,27 @@
-"""The concave-commitment instance of section 7.3 (Figure 5 of the RAEC/ROSCOC paper).
+"""Portfolio instance families: section 7.3's (Figure 5 of the RAEC/ROSCOC paper) and a random one built the same way.
 
 Our copy of the paper prints mu_f and the outcome locations o_1..o_5 but not the target c, the
 matrix A, Delta_f or the outcome distribution. :func:`section73` makes each of them a parameter;
 the defaults are chosen so that the instance behaves as section 7.3 describes it:
 UCB-Portfolio's regret is mostly commitment loss and grows nearly linearly in T.
+:func:`random_quadratic` applies the same construction to random outcome locations, with K and d free.
+
+A family is a function ``family(T, **options) -> PortfolioProblem``, registered by name in
+``PORTFOLIO_FAMILIES``; :func:`portfolio_family` checks a name and its options and returns the
+function of T that a notebook's grid sweeps (``family`` and ``family_options`` in its parameters cell)::
+
+    make_problem = portfolio_family("section73", {"a_scale": 2.0})
+    problem = make_problem(20000)
 """
 from __future__ import annotations
 
-from functools import cached_property
+import inspect
+from functools import cached_property, partial
+from numbers import Real
 
 import numpy as np
 
+from .. import seeds
 from ..errors import check_choice, check_int, check_real
 from .portfolio_model import PortfolioProblem, clipped_normal_moments
 from .portfolio import QuadraticReward
@@ -81,7 +92,8 @@ def section73(T: int, delta_f: float = 0.1, outcomes: str = "bernoulli", noise_s
       the lowest one (0.18), so the best portfolio is still x* = (0, 0, 0.4, 0.3, 0.3), unique (the
       tests check it), now with OPT_g < 0. ``target_z=None`` keeps the third coordinate of the
       mixture (c inside the hull of m_3, m_4, m_5, OPT_g = 0: the earlier default).
-    * A = ``a_scale`` diag(``a_shape``) = diag(2, 2, 50) by default. The third coordinate weighs 25
+    * A = ``a_scale`` diag(``a_shape``) = diag(2, 2, 50) by default (``a_shape``: 3 positive weights, or one
+      number w for diag(1, 1, w), so ``a_shape=1`` is A = ``a_scale`` I). The third coordinate weighs 25
       times the others: since its true value is the same for arms 3, 4 and 5, the differences a
       plug-in rule sees between them are pure noise, and the weight makes chasing that noise costly.
       The scale sets what a commitment error costs against an experiment round (g's values leave
@@ -100,9 +112,7 @@ def section73(T: int, delta_f: float = 0.1, outcomes: str = "bernoulli", noise_s
     check_choice("outcomes", outcomes, OUTCOME_MODELS)
     noise_sd = check_real("noise_sd", noise_sd, 0.0)
     a_scale = check_real("a_scale", a_scale, 0.0, lo_open=True)
-    a_shape = np.asarray(a_shape, dtype=float)
-    if a_shape.shape != (3,) or not np.all(a_shape > 0):
-        raise ValueError(f"a_shape={a_shape.tolist()!r} is not allowed: expected 3 positive weights")
+    a_shape = quadratic_weights(a_shape, SECTION73_OUTCOMES.shape[0])
     if target_z is not None:
         target_z = check_real("target_z", target_z, 0.0, 1.0)
     N = T // 4 if N is None else check_int("N", N, 1, T - 1)
@@ -117,3 +127,107 @@ def section73(T: int, delta_f: float = 0.1, outcomes: str = "bernoulli", noise_s
         return BernoulliPortfolioProblem(mu_f, SECTION73_OUTCOMES, reward, N, T, execution=execution, names=names)
     return PortfolioProblem(mu_f, SECTION73_OUTCOMES, reward, N, T, noise_sd=noise_sd, execution=execution,
                             names=names)
+
+
+def quadratic_weights(a_shape, d: int) -> np.ndarray:
+    """The diagonal of A / a_scale: ``a_shape`` as d positive weights, or one positive number w for (1, ..., 1, w).
+
+    One number keeps a reading of A's shape independent of d: w = 1 is A proportional to the identity, w = 25
+    the weight section 7.3's instance (our choice) puts on its last coordinate.
+    """
+    if isinstance(a_shape, Real) and not isinstance(a_shape, bool):
+        w = check_real("a_shape", a_shape, 0.0, lo_open=True)
+        return np.r_[np.ones(d - 1), w]
+    weights = np.asarray(a_shape, dtype=float) if np.ndim(a_shape) == 1 else np.full(0, np.nan)
+    if weights.shape != (d,) or not np.all(weights > 0):
+        raise ValueError(f"a_shape={a_shape!r} is not allowed: expected {d} positive weights or one positive number "
+                         "(the last coordinate's weight, the others 1)")
+    return weights
+
+
+def random_quadratic(T: int, K: int = 5, d: int = 3, n_good: int = 2, instance_seed: int = 0, delta_f: float = 0.1,
+                     outcomes: str = "bernoulli", noise_sd: float = 0.1, a_scale: float = SECTION73_A_SCALE,
+                     a_shape=25.0, target_z: float | None = SECTION73_TARGET_Z, N: int | None = None,
+                     execution: str = "sampled") -> PortfolioProblem:
+    """Section 7.3's construction on random outcome locations: K arms, d outcome coordinates, N = floor(T/4).
+
+    Ours, not the paper's: a second family for the concave-commitment notebook, with the features that
+    make section 7.3's instance what it is and everything else drawn at random.
+
+    * f: ``n_good`` f-good arms with means spread evenly over 0.55 +- ``delta_f`` / 2 (two arms: 0.55 + delta_f/2
+      and 0.55 - delta_f/2, as section 7.3), then K - n_good f-poor arms with means drawn uniformly in
+      [0.02, 0.2], in decreasing order.
+    * Outcome locations: the first d - 1 coordinates of every arm uniform in [0.05, 0.95]; the last one
+      uniform in [0.3, 0.4] for the f-good arms and 0.18 for every f-poor arm (in section 7.3 arms 3, 4, 5
+      share 0.18, so the differences a plug-in rule sees there are noise).
+    * Target c: the first d - 1 coordinates of the mixture of the f-poor arms' true means with weights drawn
+      from a Dirichlet(2, ..., 2) (no tiny weights), and ``target_z`` (None: the mixture's own last
+      coordinate) as the last. With K - n_good <= d the best portfolio is that mixture (unique when the
+      f-poor arms' locations are affinely independent, as random draws are); with more f-poor arms it may
+      not be unique.
+    * g(y) = -(y - c)^T A (y - c), A = ``a_scale`` diag(``a_shape``) (:func:`quadratic_weights`).
+    * Outcomes as :func:`section73`: ``"bernoulli"`` coordinates or ``"gaussian"`` noise (``noise_sd``)
+      clipped to [0, 1].
+
+    The draws come from ``seeds.instance_generator(instance_seed, 0)``: the same ``instance_seed`` gives the
+    same instance at every T (the grid's runs over T are of one instance).
+    """
+    T = check_int("T", T, 8)
+    K = check_int("K", K, 2)
+    d = check_int("d", d, 1)
+    n_good = check_int("n_good", n_good, 1, K - 1)
+    instance_seed = check_int("instance_seed", instance_seed, 0)
+    delta_f = check_real("delta_f", delta_f, 0.0, 0.9)
+    check_choice("outcomes", outcomes, OUTCOME_MODELS)
+    noise_sd = check_real("noise_sd", noise_sd, 0.0)
+    a_scale = check_real("a_scale", a_scale, 0.0, lo_open=True)
+    weights = quadratic_weights(a_shape, d)
+    if target_z is not None:
+        target_z = check_real("target_z", target_z, 0.0, 1.0)
+    N = T // 4 if N is None else check_int("N", N, 1, T - 1)
+    rng = seeds.instance_generator(instance_seed, 0)
+    poor = K - n_good
+    good_f = np.linspace(0.55 + delta_f / 2, 0.55 - delta_f / 2, n_good) if n_good > 1 else np.array([0.55])
+    mu_f = np.r_[good_f, np.sort(rng.uniform(0.02, 0.2, poor))[::-1]]
+    loc = np.empty((d, K))
+    loc[:d - 1] = rng.uniform(0.05, 0.95, (d - 1, K))
+    loc[d - 1, :n_good] = rng.uniform(0.3, 0.4, n_good)
+    loc[d - 1, n_good:] = 0.18
+    mix = np.r_[np.zeros(n_good), rng.dirichlet(np.full(poor, 2.0))]
+    means = loc if outcomes == "bernoulli" else clipped_normal_moments(loc, noise_sd)[0]
+    c = means @ mix
+    if target_z is not None:
+        c[d - 1] = target_z
+    reward = QuadraticReward(c, a_scale * np.diag(weights))
+    names = [f"arm {i}" for i in range(1, K + 1)]
+    if outcomes == "bernoulli":
+        return BernoulliPortfolioProblem(mu_f, loc, reward, N, T, execution=execution, names=names)
+    return PortfolioProblem(mu_f, loc, reward, N, T, noise_sd=noise_sd, execution=execution, names=names)
+
+
+#: The registered portfolio families: name -> function (T, **options) -> PortfolioProblem.
+PORTFOLIO_FAMILIES = {"section73": section73, "random_quadratic": random_quadratic}
+
+
+def family_defaults(name: str) -> dict:
+    """The options of family ``name`` with their default values (every keyword argument but T)."""
+    check_choice("family", name, tuple(PORTFOLIO_FAMILIES))
+    params = inspect.signature(PORTFOLIO_FAMILIES[name]).parameters
+    return {k: p.default for k, p in params.items() if k != "T"}
+
+
+def portfolio_family(name: str, options: dict | None = None):
+    """The function T -> PortfolioProblem of the registered family ``name`` with ``options``.
+
+    An unknown name or option is a one-line ValueError naming what is allowed; the options' values are
+    checked by building the problem at a small horizon once.
+    """
+    allowed = family_defaults(name)
+    options = dict(options or {})
+    unknown = [key for key in options if key not in allowed]
+    if unknown:
+        raise ValueError(f"family_options key {unknown[0]!r} is not allowed for family {name!r}: expected one of "
+                         + ", ".join(allowed))
+    make = partial(PORTFOLIO_FAMILIES[name], **options)
+    make(1000 if options.get("N") is None else max(1000, int(options["N"]) + 1))
+    return make

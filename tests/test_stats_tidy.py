@@ -1,0 +1,84 @@
+"""stats' functions for tidy grid tables: means with intervals, paired gaps, ratios, crossings."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+
+from horizonbandits import stats
+
+
+def _table():
+    rng = np.random.default_rng(4)
+    rows = []
+    for T in (100, 200, 400):
+        for s in range(30):
+            base = rng.normal(T, 10)
+            rows.append(dict(T=T, policy="A", seed_index=s, regret=base + rng.normal(5, 1)))
+            rows.append(dict(T=T, policy="B", seed_index=s, regret=base))
+    return pd.DataFrame(rows)
+
+
+def test_mean_intervals_are_the_normal_interval_per_group():
+    df = _table()
+    out = stats.mean_intervals(df, ["T", "policy"])
+    assert list(out.columns) == ["T", "policy", "mean_regret", "ci_low", "ci_high", "half_width", "n"]
+    assert len(out) == 6 and out.n.tolist() == [30] * 6
+    sub = df[(df["T"] == 200) & (df.policy == "B")].regret.values
+    row = out[(out["T"] == 200) & (out.policy == "B")].iloc[0]
+    m, h = stats.normal_interval(sub)
+    assert row.mean_regret == m and row.ci_low == m - h and row.ci_high == m + h  # bit for bit
+    with pytest.raises(ValueError, match="value='cost'"):
+        stats.mean_intervals(df, ["T"], value="cost")
+
+
+def test_paired_gaps_pair_by_seed_and_are_far_tighter_than_unpaired():
+    df = _table()
+    gaps = stats.paired_gaps(df, "A", "B").set_index("T")
+    assert gaps["mean"].to_numpy() == pytest.approx([5.0] * 3, abs=0.5)
+    at = df[df["T"] == 100]
+    d = at[at.policy == "A"].regret.to_numpy() - at[at.policy == "B"].regret.to_numpy()
+    assert gaps.loc[100, "half_width"] == pytest.approx(norm.ppf(0.975) * d.std(ddof=1) / math.sqrt(30))
+    assert gaps.half_width.max() < 1.0  # the common part (sd 10) cancels
+    shuffled = df.assign(seed_index=np.where(df.policy == "A", (df.seed_index + 1) % 30, df.seed_index))
+    assert stats.paired_gaps(shuffled, "A", "B").half_width.min() > 3.0  # pairs broken: the sd-10 noise is back
+    only_some = df[~((df.policy == "A") & (df.seed_index >= 10))]
+    assert stats.paired_gaps(only_some, "A", "B").n.tolist() == [10, 10, 10]
+    with pytest.raises(ValueError, match="'C'"):
+        stats.paired_gaps(df, "C", "B")
+    est = stats.estimates(stats.paired_gaps(df, "A", "B"), "T")
+    assert set(est) == {100, 200, 400} and est[100].low == gaps.loc[100, "ci_low"] and est[100].n == 30
+
+
+def test_ratio_estimate_is_conservative():
+    a, b = stats.Estimate(10, 8, 12, 5), stats.Estimate(5, 4, 6, 7)
+    r = stats.ratio_estimate(a, b)
+    assert (r.value, r.low, r.high, r.n) == (2.0, 8 / 6, 3.0, 5)
+    assert stats.ratio_estimate(a, stats.Estimate(5, -1, 11, 7)).high == math.inf
+    with pytest.raises(ValueError):
+        stats.ratio_estimate(stats.Estimate(1, -1, 3, 5), b)
+
+
+def test_first_crossing_interpolates_in_log_x():
+    x = [1_000, 10_000, 100_000]
+    assert stats.first_crossing(x, [-2.0, -1.0, 1.0]) == pytest.approx(10 ** 4.5)
+    assert stats.first_crossing(x, [-2.0, -1.0, 1.0], log_x=False) == pytest.approx(55_000)
+    assert stats.first_crossing(x, [3.0, 1.0, -1.0]) == pytest.approx(10 ** 4.5)  # downward too
+    assert math.isnan(stats.first_crossing(x, [-3.0, -2.0, -1.0]))
+    with pytest.raises(ValueError):
+        stats.first_crossing([3, 2, 1], [-1, 0, 1])
+
+
+def test_crossing_estimate_reads_the_band_pointwise():
+    x = [1_000, 10_000, 100_000, 1_000_000]
+    value = np.array([-4.0, -2.0, 2.0, 6.0])
+    est = stats.crossing_estimate(x, value, value - 3, value + 3, n=50)
+    # the upper end (-1, 1, 5, 9) crosses halfway between 1e3 and 1e4 (log scale), the lower end (-7, -5, -1, 3) a quarter
+    # of the way from 1e5 to 1e6
+    assert est.low == pytest.approx(10 ** 3.5) and est.value == pytest.approx(10 ** 4.5)
+    assert est.high == pytest.approx(10 ** (5 + 1 / 4))
+    wide = stats.crossing_estimate(x, value, value - 9, value + 3, n=50)
+    assert wide.high == math.inf and wide.value == pytest.approx(10 ** 4.5)  # the far end never crosses
+    never = stats.crossing_estimate(x, value - 20, value - 23, value - 17, n=50)
+    assert math.isnan(never.value) and never.low == 1_000_000 and never.high == math.inf
