@@ -136,7 +136,8 @@ def test_the_notebooks_dict_parameters_are_all_covered():
     names = {k for nb in wbk.Workbook.locate().notebooks()
              for k, v in wbk.parameters_of(nbformat.read(nb.path, as_version=4), nb.name).items() if isinstance(v, dict)}
     from horizonbandits.workbook import params
-    covered = set(params.POLICY_OF_MAPPING) | set(params.KEYWORDS_OF_MAPPING) | params.NUMBERS_OF_MAPPING
+    covered = (set(params.POLICY_OF_MAPPING) | set(params.KEYWORDS_OF_MAPPING) | params.NUMBERS_OF_MAPPING
+               | params.CHECKED_BY_FAMILY)
     assert names - covered == {"policy_params"}  # found by name (_is_policy_key)
 
 
