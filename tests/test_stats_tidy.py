@@ -51,15 +51,6 @@ def test_paired_gaps_pair_by_seed_and_are_far_tighter_than_unpaired():
     assert set(est) == {100, 200, 400} and est[100].low == gaps.loc[100, "ci_low"] and est[100].n == 30
 
 
-def test_ratio_estimate_is_conservative():
-    a, b = stats.Estimate(10, 8, 12, 5), stats.Estimate(5, 4, 6, 7)
-    r = stats.ratio_estimate(a, b)
-    assert (r.value, r.low, r.high, r.n) == (2.0, 8 / 6, 3.0, 5)
-    assert stats.ratio_estimate(a, stats.Estimate(5, -1, 11, 7)).high == math.inf
-    with pytest.raises(ValueError):
-        stats.ratio_estimate(stats.Estimate(1, -1, 3, 5), b)
-
-
 def test_first_crossing_interpolates_in_log_x():
     x = [1_000, 10_000, 100_000]
     assert stats.first_crossing(x, [-2.0, -1.0, 1.0]) == pytest.approx(10 ** 4.5)

@@ -431,19 +431,6 @@ def estimates(table: pd.DataFrame, key: str, mean: str = "mean", unit: str = "pa
             for k, r in zip(table[key], table.to_dict("records"))}
 
 
-def ratio_estimate(a: Estimate, b: Estimate, unit: str | None = None) -> Estimate:
-    """``a / b`` for two independent positive estimates, with the conservative interval [a.low / b.high, a.high / b.low].
-
-    Each end takes the two intervals' ends that move the ratio that way, so the interval covers the ratio
-    whenever both intervals cover their means (level at least 1 - 2 (1 - level)). ``b.low`` <= 0 gives an
-    infinite upper end. ``n`` is the smaller of the two sample sizes.
-    """
-    if not (a.low > 0 and b.value > 0):
-        raise ValueError(f"a={a}, b={b} is not allowed: expected positive estimates (a.low > 0, b > 0)")
-    high = a.high / b.low if b.low > 0 else math.inf
-    return Estimate(a.value / b.value, a.low / b.high, high, min(a.n, b.n), unit or a.unit, a.level)
-
-
 def first_crossing(x, y, log_x: bool = True) -> float:
     """The first x at which the piecewise-linear curve y(x) (linear in log x with ``log_x``) changes sign from y[0]'s.
 

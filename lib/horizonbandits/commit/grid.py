@@ -98,13 +98,12 @@ def summary_table(runs: pd.DataFrame, labels=None, level: float = 0.95) -> pd.Da
 
     ``labels``: the case's label columns, in the order the summary shows them (default:
     ``runs.attrs["case_labels"]``, which ``run_grid`` sets; pass them after an operation that drops ``attrs``).
-    A case is the set of rows with the same ``case`` (else the same problem, labels and T) and policy.
+    A case is the set of rows with the same ``case`` (its position in the grid's list) and policy.
     """
     if "model" in runs and set(runs.model) != {"commitment"}:
         raise ValueError(f"runs holds the models {sorted(set(runs.model))}: summary_table is for the commitment model")
     labels = list(runs.attrs.get("case_labels", []) if labels is None else labels)
-    keys = ["case", "policy"] if "case" in runs else \
-        ["problem"] + [c for c in labels if c not in ("problem", "policy")] + ["T", "policy"]
+    keys = ["case", "policy"]
     K = sum(1 for c in runs.columns if c.startswith("pulls_"))
     rows = []
     for _, g in runs.groupby(keys, sort=False, observed=True, dropna=False):

@@ -13,6 +13,6 @@ The statistics over finished tables are in ``horizonbandits.stats`` (``regret_su
 """
 from __future__ import annotations
 
-from .grid import LEADING, MODELS, TIDY_COLUMNS, model_of, run_grid  # noqa: F401
+from .grid import MODELS, TIDY_COLUMNS, model_of, run_grid  # noqa: F401
 from .rising_grid import (INSTANCE_FAMILIES, instance_digest, instance_seed, instance_set,  # noqa: F401
                           make_policies, policy_identity, policy_settings)

@@ -42,8 +42,7 @@ import pandas as pd
 
 from ..rising.instances import RisingInstance
 
-LEADING = ["model", "problem", "policy", "T", "seed_index", "regret"]
-TIDY_COLUMNS = LEADING
+TIDY_COLUMNS = ["model", "problem", "policy", "T", "seed_index", "regret"]  # the columns every table starts with
 MODELS = ("rising", "commitment", "portfolio")
 
 
@@ -140,9 +139,9 @@ def _commitment(cases, policies, n_seeds, seed, backend, n_jobs, run, options) -
                    if named else "problem")
     out["model"] = "commitment"
     out["root_seed"] = seed  # these grids run seed indices 0..n_seeds-1 of ``seed`` itself
-    own = [c for c in named if c not in LEADING]
-    rest = [c for c in out.columns if c not in LEADING + ["root_seed"] + own]
-    table = out[LEADING + ["root_seed"] + own + rest].reset_index(drop=True)
+    own = [c for c in named if c not in TIDY_COLUMNS]
+    rest = [c for c in out.columns if c not in TIDY_COLUMNS + ["root_seed"] + own]
+    table = out[TIDY_COLUMNS + ["root_seed"] + own + rest].reset_index(drop=True)
     table.attrs["case_labels"] = named  # in the cases' order, T and N included: summary_table's columns
     return table
 
@@ -160,5 +159,5 @@ def _portfolio(labelled, policies, n_seeds, seed, backend, n_jobs, run, options)
         out["policy"] = out["policy"].map({getattr(pol, "label", type(pol).__name__): key for key, pol in names.items()})
     out["model"] = "portfolio"
     out["root_seed"] = seed
-    rest = [c for c in out.columns if c not in LEADING + ["root_seed"]]
-    return out[LEADING + ["root_seed"] + rest].reset_index(drop=True)
+    rest = [c for c in out.columns if c not in TIDY_COLUMNS + ["root_seed"]]
+    return out[TIDY_COLUMNS + ["root_seed"] + rest].reset_index(drop=True)
