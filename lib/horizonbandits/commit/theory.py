@@ -14,8 +14,8 @@ Everything here is a formula, returned without the constants the theorems hide (
 - ``region_rate``: the region-wise rates of section 1.1 (sqrt(K T^2/N), K^(1/3)(T-N)^(2/3), sqrt(K T)).
 - exponents for the phase diagrams (Figures 1 and 2): with N = T^a, the regret grows as T^(1 - a/2) for
   a <= 2/3 and T^(2/3) above; with T - N = T^b (late commitment) as T^(2b/3) for b >= 3/4 and T^(1/2) below.
-- instance-dependent: ``proposition41_bound`` (RAEC's upper bound), ``asymptotic_instance_bound``
-  (equation 5) and ``instance_lower_bound`` (section 5).
+- instance-dependent: ``proposition41_bound`` (RAEC's upper bound; ``proposition41_terms`` from any means),
+  ``asymptotic_instance_bound`` (equation 5) and ``instance_lower_bound`` (section 5).
 """
 from __future__ import annotations
 
@@ -181,10 +181,18 @@ def proposition41_bound(problem, eps: float | None = None) -> dict:
     """
     K, N, T = problem.K, problem.N, problem.T
     eps = raec_epsilon(K, N, T) if eps is None else float(eps)
+    return proposition41_terms(problem.mu_f, problem.mu_g, N, T, eps)
+
+
+def proposition41_terms(mu_f, mu_g, N: int, T: int, eps: float) -> dict:
+    """``proposition41_bound`` from the arms' means (f-gaps and g-gaps are read off them): the same formula for
+    any means, true or estimated (``AdaptiveRAEC`` evaluates it at its empirical means)."""
+    mu_f, mu_g = np.asarray(mu_f, dtype=float), np.asarray(mu_g, dtype=float)
+    K = mu_f.size
     L = max(epochs_for(eps), 1.0)
     c = T - N
-    df, dg = problem.gaps_f, problem.gaps_g
-    gam = gammas_g(problem.mu_g)
+    df, dg = mu_f.max() - mu_f, mu_g.max() - mu_g
+    gam = gammas_g(mu_g)
     experiment = 0.0
     for i in range(K):
         if df[i] > 0:
