@@ -19,6 +19,9 @@ from .policies import (COMMIT_POLICIES, RAEC, CommitPolicy, NoShiftElimination, 
                        UniformCommit, make_commit_policy)
 from .problem import CommitProblem
 from .simulate import CommitResult, reference_runs, simulate, stage1_survivors
+# TEMPORARY, to delete when helper h2's lower_bound_construction (which imports slope from here today) is merged:
+# slope lives in horizonbandits.stats.
+from ..stats import slope  # noqa: F401
 
 __all__ = ["CommitProblem", "CommitPolicy", "PortfolioPolicy", "CommitResult", "RAEC", "UCBCommit", "UniformCommit",
            "NoShiftElimination", "COMMIT_POLICIES", "make_commit_policy", "simulate", "reference_runs", "stage1_survivors",
