@@ -86,6 +86,9 @@ def test_paired_gaps_student_interval_and_pairs_over_instances_serve_run_differe
     assert cells[("q", 400)]["A"].value == pytest.approx(normal.loc[400, "mean"] + 1.0, rel=1e-12)
     with pytest.raises(ValueError, match="subject='C' is not allowed"):
         run_differences(two, subject="C")
+    three = pd.concat([two, two[two.policy == "A"].assign(policy="C")])  # the grid's policy order, not sorted
+    three["policy"] = pd.Categorical(three.policy, categories=["C", "B", "A"], ordered=True)
+    assert list(run_differences(three, subject="B")[100]) == ["C", "A"]
 
 
 def test_first_crossing_interpolates_in_log_x():

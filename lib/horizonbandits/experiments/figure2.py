@@ -204,7 +204,7 @@ def run_differences(df: pd.DataFrame, subject: str = REFERENCE, by=("T",)) -> di
     one or a few fixed instances, where the runs are the only replication (a bootstrap over instances needs
     many instances: :func:`instance_differences`)."""
     by = list(by)
-    policies = sorted(set(df["policy"]))
+    policies = list(df.groupby("policy", observed=True).size().index)  # sorted, in category order if categorical
     if subject not in policies:
         raise ValueError(f"subject={subject!r} is not allowed: the table has the policies {policies}")
     pair = [c for c in ("problem", "seed_index") if c not in by]
