@@ -1,4 +1,4 @@
-"""stats.py holds the statistics; the old import paths the notebooks use still give the same functions."""
+"""stats.py holds the statistics, each under one name: no other module re-exports them."""
 import math
 
 import numpy as np
@@ -8,15 +8,14 @@ from scipy.stats import norm
 from horizonbandits import stats
 
 
-def test_old_names_are_the_stats_functions():
-    import horizonbandits.commit as commit
+def test_the_stats_functions_live_in_stats_only():
     import horizonbandits.commit.grid as grid
     import horizonbandits.experiments as ex
     import horizonbandits.plotting as plotting
     for name in ["regret_summary", "win_rates", "win_rate_matrix", "paired_differences"]:
         assert not hasattr(ex, name)  # one name per function: they live in stats only
+    assert not hasattr(grid, "slope") and not hasattr(grid, "half_slopes")
     assert plotting.mean_ci is stats.normal_interval
-    assert grid.slope is stats.slope and grid.half_slopes is stats.half_slopes and commit.slope is stats.slope
 
 
 def test_normal_interval():
@@ -68,9 +67,7 @@ def test_difference_of_independent_estimates():
         difference(a, Estimate(1.0, 0.0, 2.0, 5, level=0.9))
 
 
-def test_summary_rows_read_back_as_estimates_and_standard_errors():
-    import pandas as pd
-
+def test_summary_rows_read_back_as_estimates_with_their_standard_errors():
     from horizonbandits.commit import CommitProblem, UCBCommit, summary_table
     from horizonbandits.experiments import run_grid
     problem = CommitProblem.bernoulli([0.7, 0.5, 0.3], [0.3, 0.5, 0.7], 60, 240)
@@ -78,10 +75,12 @@ def test_summary_rows_read_back_as_estimates_and_standard_errors():
     row = summary_table(runs).iloc[0]
     est = stats.summary_estimate(row)
     assert (est.value, est.low, est.high, est.n, est.unit) == (row.mean_regret, row.ci_low, row.ci_high, 40, "runs")
-    se = runs.regret.std(ddof=1) / math.sqrt(40)  # the normal interval's standard error, recovered exactly
-    assert stats.summary_se(row) == pytest.approx(se, rel=1e-12)
-    table = pd.DataFrame({"mean_regret": [1.0, 2.0], "ci_low": [0.0, 1.0], "ci_high": [2.0, 4.0]})
-    np.testing.assert_allclose(stats.summary_se(table), [1 / norm.ppf(0.975), 1.5 / norm.ppf(0.975)])
+    se = runs.regret.std(ddof=1) / math.sqrt(40)  # the summary keeps the standard error of its mean
+    assert row.se == pytest.approx(se, rel=1e-12)
+    assert row.ci_high - row.ci_low == pytest.approx(2 * norm.ppf(0.975) * se, rel=1e-12)
+    one = summary_table(run_grid({"p": problem}, {"UCBCommit": UCBCommit()}, n_seeds=1, seed=3, cache=False,
+                                 progress=False)).iloc[0]
+    assert one.se == 0 and one.ci_low == one.ci_high == one.mean_regret  # one run: no interval
 
 
 def test_worst_rows_picks_the_largest_value_per_group():

@@ -7,7 +7,7 @@
   the same interval).
 - :func:`difference`: the difference of two independent estimates with its interval.
 - :func:`ratio`: the ratio of two independent positive estimates (log-scale interval); :func:`summary_estimate`,
-  :func:`summary_se`, :func:`worst_rows`: read the commitment grid's summary rows; :func:`log_line`: a log-log line.
+  :func:`worst_rows`: read the commitment grid's summary rows; :func:`log_line`: a log-log line.
 - :func:`slope`, :func:`half_slopes`: least-squares slopes of log y on log x (scaling exponents).
 - :func:`bootstrap_band`: a seeded, vectorised percentile-bootstrap interval of a mean, for seaborn's
   ``errorbar=`` (seaborn's own bootstrap is unseeded and loops in Python).
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .errors import check_real
+from .errors import check_choice, check_real
 
 
 def normal_interval(values, axis=0, level: float = 0.95):
@@ -332,13 +332,6 @@ def summary_estimate(row, unit: str = "runs", level: float = 0.95) -> Estimate:
     return Estimate(row["mean_regret"], row["ci_low"], row["ci_high"], int(row["n_seeds"]), unit, level)
 
 
-def summary_se(summary, level: float = 0.95):
-    """Standard errors of the mean regrets of summary rows, read back from their normal intervals at ``level``:
-    (ci_high - ci_low) / (2 z), z the normal quantile ``commit.summarise`` used (a row or a table)."""
-    from scipy.stats import norm
-    return (summary["ci_high"] - summary["ci_low"]) / (2 * norm.ppf(0.5 + level / 2))
-
-
 def worst_rows(summary: pd.DataFrame, by, value: str = "mean_regret") -> pd.DataFrame:
     """The row with the largest ``value`` in each group of ``by`` (the worst case over a family's members), in the
     groups' sorted order, with a fresh index."""
@@ -381,47 +374,65 @@ def _group_items(df: pd.DataFrame, by):
                 for key, sub in df.groupby(by, sort=True, observed=True)]
 
 
-def mean_intervals(df: pd.DataFrame, by=("T", "policy"), value: str = "regret", level: float = 0.95,
-                   name: str | None = None) -> pd.DataFrame:
-    """Mean of ``value`` per group of ``by`` with its normal-approximation interval (:func:`normal_interval`).
+INTERVALS = ("normal", "student")  # the intervals of a mean: normal approximation, or Student-t with n - 1 d.o.f.
 
-    Columns: the ``by`` columns, ``name`` (default ``mean_<value>``), ci_low, ci_high, half_width, n; one row
-    per group in sorted order. For a grid table (one row per run) this is the "mean with 95 % interval" of
-    every figure of the commitment notebooks.
+
+def mean_intervals(df: pd.DataFrame, by=("T", "policy"), value: str = "regret", level: float = 0.95,
+                   name: str | None = None, interval: str = "normal") -> pd.DataFrame:
+    """Mean of ``value`` per group of ``by`` with its interval at ``level``.
+
+    ``interval="normal"`` (default): the normal approximation of :func:`normal_interval`, the "mean with 95 %
+    interval" of every figure and table of the commitment notebooks; ``"student"``: the Student-t interval of
+    :func:`mean_estimate` (n - 1 degrees of freedom), for groups of few values. One value: a zero half-width.
+
+    Columns: the ``by`` columns, ``name`` (default ``mean_<value>``), ci_low, ci_high, half_width, se (the standard
+    error of the mean, sd / sqrt(n), 0 for one value), n; one row per group in sorted order.
     """
+    from scipy.stats import t as student_t
     level = check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
+    check_choice("interval", interval, INTERVALS)
     if value not in df:
         raise ValueError(f"value={value!r} is not allowed: expected a column of the table ({', '.join(map(str, df.columns))})")
     by, groups = _group_items(df, by)
     name = name or f"mean_{value}"
     rows = []
     for key, sub in groups:
-        mean, half = normal_interval(sub[value].values, level=level)
+        values = sub[value].to_numpy(dtype=float)
+        n = values.size
+        if interval == "normal":
+            mean, half = normal_interval(values, level=level)
+        else:  # as mean_estimate computes it
+            mean = float(values.mean())
+            half = float(student_t.ppf(0.5 + level / 2, n - 1) * values.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
+        se = values.std(ddof=1) / np.sqrt(n) if n > 1 else 0.0
         rows.append({**dict(zip(by, key)), name: mean, "ci_low": mean - half, "ci_high": mean + half,
-                     "half_width": half, "n": len(sub)})
-    return pd.DataFrame(rows, columns=[*by, name, "ci_low", "ci_high", "half_width", "n"])
+                     "half_width": half, "se": se, "n": len(sub)})
+    return pd.DataFrame(rows, columns=[*by, name, "ci_low", "ci_high", "half_width", "se", "n"])
 
 
-def paired_gaps(df: pd.DataFrame, first: str, second: str, by=("T",), pair: str = "seed_index",
-                value: str = "regret", column: str = "policy", level: float = 0.95) -> pd.DataFrame:
-    """Per group of ``by``: the mean over pairs of ``first``'s ``value`` minus ``second``'s, with its normal interval.
+def paired_gaps(df: pd.DataFrame, first: str, second: str, by=("T",), pair="seed_index",
+                value: str = "regret", column: str = "policy", level: float = 0.95,
+                interval: str = "normal") -> pd.DataFrame:
+    """Per group of ``by``: the mean over pairs of ``first``'s ``value`` minus ``second``'s, with its interval.
 
-    Rows of the table are paired by ``pair`` (the seed index: under common random numbers both policies saw
-    the same draws); ``first`` and ``second`` are values of ``column`` (policy labels). Only pairs present
-    for both enter. Columns: the ``by`` columns, mean, ci_low, ci_high, half_width, n (pairs).
+    Rows of the table are paired by ``pair``, a column or a list of columns: the seed index (under common random
+    numbers both policies saw the same draws), or ``["problem", "seed_index"]`` when a group holds several
+    instances; ``first`` and ``second`` are values of ``column`` (policy labels). Only pairs present for both
+    enter. ``interval`` as in :func:`mean_intervals`: "normal" (default) or "student". Columns: the ``by``
+    columns, mean, ci_low, ci_high, half_width, se, n (pairs).
     """
     level = check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
+    check_choice("interval", interval, INTERVALS)
     for who in (first, second):
         if who not in set(df[column]):
             raise ValueError(f"{who!r} is not allowed: expected one of the table's {column} values "
                              f"{sorted(map(str, set(df[column])))}")
     by = [by] if isinstance(by, str) else list(by)
-    index = [*by, pair]
+    index = [*by, *([pair] if isinstance(pair, str) else pair)]
     a = df[df[column] == first].set_index(index)[value]
     b = df[df[column] == second].set_index(index)[value]
     diff = (a - b).dropna().rename(value).reset_index()
-    out = mean_intervals(diff, by, value, level=level, name="mean")
-    return out
+    return mean_intervals(diff, by, value, level=level, name="mean", interval=interval)
 
 
 def estimates(table: pd.DataFrame, key: str, mean: str = "mean", unit: str = "paired runs",

@@ -7,8 +7,9 @@ import pytest
 
 import horizonbandits as hb  # noqa: F401
 from horizonbandits.commit import CommitProblem, instances, theory
-from horizonbandits.commit.grid import half_slopes, slope, summary_table
+from horizonbandits.commit.grid import summary_table
 from horizonbandits.experiments import run_grid
+from horizonbandits.stats import half_slopes, slope
 
 
 def test_raec_epsilon_formula():

@@ -14,7 +14,7 @@ imported on first use, the portfolio policies ROSCOC and UCB-Portfolio),
 with ``portfolio`` (rewards, solvers) and ``portfolio_instances``.
 """
 from . import instances, theory
-from .grid import slope, summarise, summary_table
+from .grid import summarise, summary_table
 from .policies import (COMMIT_POLICIES, RAEC, AdaptiveRAEC, CommitPolicy, NoShiftElimination, PortfolioPolicy,
                        UCBCommit, UniformCommit, make_commit_policy)
 from .problem import CommitProblem
@@ -22,7 +22,7 @@ from .simulate import CommitResult, reference_runs, simulate, stage1_survivors
 
 __all__ = ["CommitProblem", "CommitPolicy", "PortfolioPolicy", "CommitResult", "RAEC", "UCBCommit", "UniformCommit",
            "NoShiftElimination", "AdaptiveRAEC", "COMMIT_POLICIES", "make_commit_policy", "simulate", "reference_runs",
-           "stage1_survivors", "summary_table", "summarise", "slope", "theory", "instances"]
+           "stage1_survivors", "summary_table", "summarise", "theory", "instances"]
 
 # Portfolio extension (section 6.2 / 7.3): loaded on first use, because cvxpy takes seconds to import.
 _PORTFOLIO_EXPORTS = {

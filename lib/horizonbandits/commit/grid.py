@@ -5,7 +5,7 @@
 of ``horizonbandits.compute``: the same backends as the rising grid (sequential, loky, dask;
 ``$HB_DASK_ADDRESS`` sends it to a cluster) and the same resumable on-disk cache (the key covers the
 problem, the policy, the seeds, ``draws`` and the package's numerical code). ``summary_table`` turns
-its runs into one row per (case, policy); ``summarise`` does it for one ``CommitResult``.
+its runs into one row per (case, policy), each the ``summarise`` of that case's runs.
 """
 from __future__ import annotations
 
@@ -15,25 +15,37 @@ import numpy as np
 import pandas as pd
 
 from ..errors import check_choice, check_int
-from ..stats import half_slopes, normal_interval, slope  # noqa: F401 (slope, half_slopes: imported from here by notebooks)
+from ..stats import normal_interval
 from .policies.base import CommitPolicy
 from .problem import CommitProblem
 from .simulate import CommitResult, simulate
 
 
-def summarise(result: CommitResult, level: float = 0.95) -> dict:
-    """Mean regret with a normal-approximation interval, the mean of each part, the commitment shares."""
-    n = result.n_seeds
-    mean, half = normal_interval(result.regret, level=level)
-    out = dict(policy=result.policy, N=result.N, T=result.T, n_seeds=n, mean_regret=mean,
-               ci_low=mean - half, ci_high=mean + half,
-               experiment_regret=result.experiment_regret.mean(),
-               commitment_regret=result.commitment_regret.mean(),
-               p_commit_best=float(np.mean(result.committed == result.best_g)))
-    for i, share in enumerate(result.commit_rate()):
+def summarise(runs: pd.DataFrame, level: float = 0.95) -> dict:
+    """The runs of one (case, policy) of the commitment grid (rows of ``experiments.run_grid``) in one row.
+
+    policy, N, T, n_seeds; the mean regret with its normal-approximation interval at ``level`` (ci_low, ci_high)
+    and its standard error (se = sd / sqrt(n), 0 for one run); the mean of each part (experiment_regret,
+    commitment_regret); p_commit_best, the share of runs committing to the g-best arm; commit_arm1..K, the share
+    committing to each arm; pulls_arm1..K, the mean pulls per arm; label, the policy's ``label``. It reads the
+    columns policy, label, N, T, regret, experiment, commitment, committed, best_g and pulls_1..pulls_K.
+    """
+    first = runs.iloc[0]
+    K = sum(1 for c in runs.columns if c.startswith("pulls_"))
+    regret, committed = runs.regret.to_numpy(), runs.committed.to_numpy()
+    pulls = runs[[f"pulls_{i + 1}" for i in range(K)]].to_numpy()
+    n = regret.size
+    mean, half = normal_interval(regret, level=level)
+    out = dict(policy=first["policy"], N=int(first["N"]), T=int(first["T"]), n_seeds=n, mean_regret=mean,
+               ci_low=mean - half, ci_high=mean + half, se=regret.std(ddof=1) / np.sqrt(n) if n > 1 else 0.0,
+               experiment_regret=runs.experiment.to_numpy().mean(),
+               commitment_regret=runs.commitment.to_numpy().mean(),
+               p_commit_best=float(np.mean(committed == int(first["best_g"]))))
+    for i, share in enumerate(np.bincount(committed, minlength=K) / n):
         out[f"commit_arm{i + 1}"] = share
-    for i, pulls in enumerate(result.pulls.mean(axis=0)):
-        out[f"pulls_arm{i + 1}"] = pulls
+    for i, mean_pulls in enumerate(pulls.mean(axis=0)):
+        out[f"pulls_arm{i + 1}"] = mean_pulls
+    out["label"] = first["label"]
     return out
 
 
@@ -93,8 +105,8 @@ def _commitment_grid(cases, policies, n_seeds: int, seed: int = 0, draws: str = 
 
 def summary_table(runs: pd.DataFrame, labels=None, level: float = 0.95) -> pd.DataFrame:
     """One row per (case, policy) of a commitment table of ``experiments.run_grid``: the case's labels, then
-    :func:`summarise` of its runs (mean regret with a normal interval, the parts' means, the commitment
-    shares, the mean pulls per arm) and the policy's ``label``; rows in the order of the table.
+    :func:`summarise` of its runs (mean regret with a normal interval and its standard error, the parts' means,
+    the commitment shares, the mean pulls per arm, the policy's ``label``); rows in the order of the table.
 
     ``labels``: the case's label columns, in the order the summary shows them (default:
     ``runs.attrs["case_labels"]``, which ``run_grid`` sets; pass them after an operation that drops ``attrs``).
@@ -103,20 +115,10 @@ def summary_table(runs: pd.DataFrame, labels=None, level: float = 0.95) -> pd.Da
     if "model" in runs and set(runs.model) != {"commitment"}:
         raise ValueError(f"runs holds the models {sorted(set(runs.model))}: summary_table is for the commitment model")
     labels = list(runs.attrs.get("case_labels", []) if labels is None else labels)
-    keys = ["case", "policy"]
-    K = sum(1 for c in runs.columns if c.startswith("pulls_"))
     rows = []
-    for _, g in runs.groupby(keys, sort=False, observed=True, dropna=False):
+    for _, g in runs.groupby(["case", "policy"], sort=False, observed=True, dropna=False):
         first = g.iloc[0]
-        pulls = g[[f"pulls_{i + 1}" for i in range(K)]].to_numpy()
-        res = CommitResult(policy=first["label"], N=int(first["N"]), T=int(first["T"]), regret=g.regret.to_numpy(),
-                           experiment_regret=g.experiment.to_numpy(), commitment_regret=g.commitment.to_numpy(),
-                           committed=g.committed.to_numpy(), pulls=pulls, best_f=-1, best_g=int(first["best_g"]))
-        row = {c: first[c] for c in labels if c != "policy"}
-        row.update(summarise(res, level))
-        row["policy"] = first["policy"]
-        row["label"] = first["label"]
-        rows.append(row)
+        rows.append({**{c: first[c] for c in labels if c != "policy"}, **summarise(g, level)})
     return pd.DataFrame(rows)
 
 

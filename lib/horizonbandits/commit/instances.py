@@ -14,18 +14,21 @@
   minimax lower bound (Theorem 5.3; the construction is not in our copy, this is our reading).
 - ``no_shift_instance``, ``scaled_shift_instance``, ``reordered_shift_instance``: section 6.1 (f = g) and
   our reading of "ranking changes matter more than shift magnitudes".
-- ``COMMIT_FAMILIES``: the registry a notebook names its instance family from (``family = "section72"``,
-  ``family_options = {"c": 0.5}``): ``family_instance(family, T, options)`` builds the instance at horizon T,
-  ``family_options`` fills in the defaults, ``family_experiment`` says how N follows from T,
-  ``family_sweep`` reads a sweep of one option;
-  ``register_family`` adds one. Registered: section72, bernoulli (fixed mean vectors), critical, separable,
-  no_shift, scaled_shift, reordered_shift (the last five with ``schedule`` or ``N``). ``g_candidates`` and
+- The family registry, one for both models, that a notebook names its instance family from
+  (``family = "section72"``, ``family_options = {"c": 0.5}``): ``family_instance(family, T, options)`` builds
+  the instance at horizon T, ``family_options`` fills in the defaults, ``family_experiment`` says how N follows
+  from T, ``family_sweep`` reads a sweep of one option; ``register_family`` adds one, of the commitment model
+  (a CommitProblem) or, with ``model="portfolio"``, of the portfolio model (a PortfolioProblem). The functions
+  take ``model`` ("commitment" by default) and accept only that model's families. ``COMMIT_FAMILIES`` is the view
+  of the commitment families: section72, bernoulli (fixed mean vectors), critical, separable, no_shift,
+  scaled_shift, reordered_shift (the last five with ``schedule`` or ``N``); ``portfolio_instances`` registers
+  section73 and random_quadratic (its ``PORTFOLIO_FAMILIES`` view) when it is imported. ``g_candidates`` and
   ``g_gap`` read an instance: the arms that beat the f-best arm on g, the g-gap of the g-best arm.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -262,47 +265,83 @@ def _binary_probs(K, base, delta):
 
 
 # ----------------------------------------------------------------------------------------- family registry
+#: The models a family can build an instance of, and what that instance is.
+FAMILY_MODELS = {"commitment": "CommitProblem", "portfolio": "PortfolioProblem"}
+
+
 @dataclass(frozen=True)
 class InstanceFamily:
-    """A registered family of commitment instances: ``build(T, **options)`` is its instance at horizon T.
+    """A registered family of instances: ``build(T, **options)`` is its instance at horizon T.
 
     ``defaults`` holds every option the family takes with its default (``REQUIRED`` for an option without
-    one); ``experiment`` says how N follows from T under given options, for tables and ledgers.
+    one); ``experiment`` says how N follows from T under given options, for tables and ledgers; ``model`` is
+    the model of the instances ("commitment": a CommitProblem, "portfolio": a PortfolioProblem).
     """
 
     name: str
-    build: Callable[..., CommitProblem]
+    build: Callable
     defaults: Mapping
     description: str
     experiment: Callable[[Mapping], str]
+    model: str = "commitment"
 
 
 #: An option of a registered family that has no default.
 REQUIRED = "<required>"
+#: Every registered family, of either model: name -> InstanceFamily (one name space for both models).
+_FAMILIES: dict[str, InstanceFamily] = {}
+
+
+class FamilyView(Mapping):
+    """The registered families of one model, read-only: name -> InstanceFamily, in the order of registration."""
+
+    def __init__(self, model: str):
+        self.model = check_choice("model", model, tuple(FAMILY_MODELS))
+
+    def __getitem__(self, name: str) -> InstanceFamily:
+        entry = _FAMILIES.get(name)
+        if entry is None or entry.model != self.model:
+            raise KeyError(name)
+        return entry
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name, entry in _FAMILIES.items() if entry.model == self.model])
+
+    def __len__(self) -> int:
+        return sum(1 for entry in _FAMILIES.values() if entry.model == self.model)
+
+    def __repr__(self) -> str:
+        return f"FamilyView({self.model!r}: {', '.join(self)})"
+
+
 #: The commitment instance families a notebook can name (``family = "section72"``), name -> InstanceFamily.
-COMMIT_FAMILIES: dict[str, InstanceFamily] = {}
+COMMIT_FAMILIES = FamilyView("commitment")
 
 
-def register_family(name: str, description: str, experiment: Callable[[Mapping], str] | None = None, **defaults):
-    """Register ``build(T, **options)`` under ``name``; ``defaults`` are its options. Families whose N follows
-    a schedule take ``schedule`` (one of ``SCHEDULES``, default "quarter") and ``N`` (an explicit length that
-    replaces the schedule): give them ``schedule`` and ``N`` among the defaults."""
+def register_family(name: str, description: str, experiment: Callable[[Mapping], str] | None = None,
+                    model: str = "commitment", **defaults):
+    """Register ``build(T, **options)`` under ``name`` for ``model``; ``defaults`` are its options. Families whose N
+    follows a schedule take ``schedule`` (one of ``SCHEDULES``, default "quarter") and ``N`` (an explicit length
+    that replaces the schedule): give them ``schedule`` and ``N`` among the defaults. Names are unique across
+    the models."""
+    check_choice("model", model, tuple(FAMILY_MODELS))
+
     def decorate(build):
-        if name in COMMIT_FAMILIES:
+        if name in _FAMILIES:
             raise ValueError(f"family name {name!r} is already registered")
-        COMMIT_FAMILIES[name] = InstanceFamily(name, build, dict(defaults), description, experiment or _schedule_text)
+        _FAMILIES[name] = InstanceFamily(name, build, dict(defaults), description, experiment or _schedule_text, model)
         return build
     return decorate
 
 
-def family_options(family: str, options: Mapping | None = None, *, parameter: str = "family",
-                   options_parameter: str = "family_options") -> dict:
-    """Every option of the registered ``family``: its defaults updated by ``options`` (checked by name).
+def family_options(family: str, options: Mapping | None = None, *, model: str = "commitment",
+                   parameter: str = "family", options_parameter: str = "family_options") -> dict:
+    """Every option of the registered ``family`` of ``model``: its defaults updated by ``options`` (checked by name).
 
-    A one-line ValueError names ``parameter`` for an unknown family and ``options_parameter`` for an option the
-    family does not take or a required one left out.
+    A one-line ValueError names ``parameter`` for an unknown family (or one of the other model) and
+    ``options_parameter`` for an option the family does not take or a required one left out.
     """
-    entry = _family(family, parameter)
+    entry = _family(family, model, parameter)
     options = {} if options is None else options
     if not isinstance(options, Mapping):
         raise ValueError(f"{options_parameter}={options!r} is not allowed: expected a dict of options of family "
@@ -319,35 +358,37 @@ def family_options(family: str, options: Mapping | None = None, *, parameter: st
     return merged
 
 
-def family_instance(family: str, T: int, options: Mapping | None = None, *, parameter: str = "family",
-                    options_parameter: str = "family_options") -> CommitProblem:
-    """The instance of the registered ``family`` at horizon ``T`` with ``options`` (the rest at their defaults).
+def family_instance(family: str, T: int, options: Mapping | None = None, *, model: str = "commitment",
+                    parameter: str = "family", options_parameter: str = "family_options"):
+    """The instance of the registered ``family`` of ``model`` at horizon ``T`` with ``options`` (the rest at their
+    defaults): a CommitProblem, or a PortfolioProblem for ``model="portfolio"``.
 
     ``family_instance("section72", T, {"c": 0.5})`` is ``section72(T, 0.5)``. Errors are one line: an unknown
     family names ``parameter``, an unknown or invalid option ``options_parameter``.
     """
-    merged = family_options(family, options, parameter=parameter, options_parameter=options_parameter)
+    merged = family_options(family, options, model=model, parameter=parameter, options_parameter=options_parameter)
     try:
-        return COMMIT_FAMILIES[family].build(T, **merged)
+        return _FAMILIES[family].build(T, **merged)
     except ValueError as exc:
         raise ValueError(f"{options_parameter} of family {family!r}: {exc}") from None
 
 
-def family_experiment(family: str, options: Mapping | None = None, *, parameter: str = "family",
-                      options_parameter: str = "family_options") -> str:
+def family_experiment(family: str, options: Mapping | None = None, *, model: str = "commitment",
+                      parameter: str = "family", options_parameter: str = "family_options") -> str:
     """The rule for N in the registered ``family`` under ``options``, e.g. "floor(T/4)" (or "5000" for a fixed N)."""
-    merged = family_options(family, options, parameter=parameter, options_parameter=options_parameter)
-    return COMMIT_FAMILIES[family].experiment(merged)
+    merged = family_options(family, options, model=model, parameter=parameter, options_parameter=options_parameter)
+    return _FAMILIES[family].experiment(merged)
 
 
-def family_sweep(family: str, options: Mapping | None, sweep: Mapping | None, *, parameter: str = "family_sweep",
+def family_sweep(family: str, options: Mapping | None, sweep: Mapping | None, *, model: str = "commitment",
+                 parameter: str = "family_sweep",
                  options_parameter: str = "family_options") -> tuple[str | None, list[tuple[object, dict]]]:
     """A sweep of one option of ``family``: ``sweep`` is ``{}`` (no sweep) or ``{option: [values]}``.
 
     Returns the option's name and, for each value, the family options with that value (the other options as in
     ``options``); ``(None, [])`` for no sweep. One-line errors name ``parameter``.
     """
-    entry = _family(family, "family")
+    entry = _family(family, model, "family")
     sweep = {} if sweep is None else sweep
     if not isinstance(sweep, Mapping) or len(sweep) > 1:
         raise ValueError(f"{parameter}={sweep!r} is not allowed: expected {{}} or one option of family {family!r} "
@@ -377,10 +418,16 @@ def g_gap(problem: CommitProblem) -> float:
     return float(top[-1] - top[-2])
 
 
-def _family(family, parameter):
-    if not isinstance(family, str) or family not in COMMIT_FAMILIES:
-        check_choice(parameter, family, tuple(COMMIT_FAMILIES))
-    return COMMIT_FAMILIES[family]
+def _family(family, model, parameter):
+    view = FamilyView(model)
+    if isinstance(family, str) and family in view:
+        return view[family]
+    other = _FAMILIES.get(family) if isinstance(family, str) else None
+    if other is not None:  # a family of the other model: say so, the names alone would not
+        raise ValueError(f"{parameter}={family!r} is not allowed: {family!r} is a {other.model} family "
+                         f"({FAMILY_MODELS[other.model]}), here a {model} family is needed: one of "
+                         + ", ".join(map(repr, view)))
+    return view[check_choice(parameter, family, tuple(view))]
 
 
 def _options_text(entry: InstanceFamily) -> str:

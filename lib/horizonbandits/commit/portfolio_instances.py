@@ -6,25 +6,26 @@ the defaults are chosen so that the instance behaves as section 7.3 describes it
 UCB-Portfolio's regret is mostly commitment loss and grows nearly linearly in T.
 :func:`random_quadratic` applies the same construction to random outcome locations, with K and d free.
 
-A family is a function ``family(T, **options) -> PortfolioProblem``, registered by name in
-``PORTFOLIO_FAMILIES``; :func:`portfolio_family` checks a name and its options and returns the
-function of T that a notebook's grid sweeps (``family`` and ``family_options`` in its parameters cell)::
+Both are registered, with every option and its default, in the one family registry of
+``commit.instances`` for the portfolio model (``PORTFOLIO_FAMILIES`` is its view of the portfolio
+families); a notebook names one in its parameters cell (``family`` and ``family_options``) and builds
+it with the registry's functions, which check the name and the options in one line::
 
-    make_problem = portfolio_family("section73", {"a_scale": 2.0})
-    problem = make_problem(20000)
+    options = instances.family_options("section73", {"a_scale": 2.0}, model="portfolio")
+    problem = instances.family_instance("section73", 20000, {"a_scale": 2.0}, model="portfolio")
 """
 from __future__ import annotations
 
-import inspect
-from functools import cached_property, partial
+from functools import cached_property
 from numbers import Real
 
 import numpy as np
 
 from .. import seeds
 from ..errors import check_choice, check_int, check_real
-from .portfolio_model import PortfolioProblem, clipped_normal_moments
+from .instances import FamilyView, register_family
 from .portfolio import QuadraticReward
+from .portfolio_model import PortfolioProblem, clipped_normal_moments
 
 #: Outcome locations o_1..o_5 of section 7.3, one column per arm (d = 3).
 SECTION73_OUTCOMES = np.array([
@@ -205,29 +206,21 @@ def random_quadratic(T: int, K: int = 5, d: int = 3, n_good: int = 2, instance_s
     return PortfolioProblem(mu_f, loc, reward, N, T, noise_sd=noise_sd, execution=execution, names=names)
 
 
-#: The registered portfolio families: name -> function (T, **options) -> PortfolioProblem.
-PORTFOLIO_FAMILIES = {"section73": section73, "random_quadratic": random_quadratic}
+# ----------------------------------------------------------------------------------------- the registry
+def _quarter_or_n(options) -> str:
+    return "floor(T/4)" if options.get("N") is None else f"{options['N']}"
 
 
-def family_defaults(name: str) -> dict:
-    """The options of family ``name`` with their default values (every keyword argument but T)."""
-    check_choice("family", name, tuple(PORTFOLIO_FAMILIES))
-    params = inspect.signature(PORTFOLIO_FAMILIES[name]).parameters
-    return {k: p.default for k, p in params.items() if k != "T"}
+# The options and defaults of section73 and random_quadratic (tests/commit/test_portfolio_families.py checks that
+# they are the functions' own keyword defaults).
+register_family("section73", "section 7.3's instance: K = 5, d = 3, g(y) = -(y - c)^T A (y - c), N = floor(T/4) "
+                "(section73)", experiment=_quarter_or_n, model="portfolio", delta_f=0.1, outcomes="bernoulli",
+                noise_sd=0.1, a_scale=SECTION73_A_SCALE, a_shape=tuple(SECTION73_A_SHAPE), target_z=SECTION73_TARGET_Z,
+                N=None, execution="sampled")(section73)
+register_family("random_quadratic", "section 7.3's construction on random outcome locations, K and d free "
+                "(random_quadratic)", experiment=_quarter_or_n, model="portfolio", K=5, d=3, n_good=2, instance_seed=0,
+                delta_f=0.1, outcomes="bernoulli", noise_sd=0.1, a_scale=SECTION73_A_SCALE, a_shape=25.0,
+                target_z=SECTION73_TARGET_Z, N=None, execution="sampled")(random_quadratic)
 
-
-def portfolio_family(name: str, options: dict | None = None):
-    """The function T -> PortfolioProblem of the registered family ``name`` with ``options``.
-
-    An unknown name or option is a one-line ValueError naming what is allowed; the options' values are
-    checked by building the problem at a small horizon once.
-    """
-    allowed = family_defaults(name)
-    options = dict(options or {})
-    unknown = [key for key in options if key not in allowed]
-    if unknown:
-        raise ValueError(f"family_options key {unknown[0]!r} is not allowed for family {name!r}: expected one of "
-                         + ", ".join(allowed))
-    make = partial(PORTFOLIO_FAMILIES[name], **options)
-    make(1000 if options.get("N") is None else max(1000, int(options["N"]) + 1))
-    return make
+#: The registered portfolio families (the registry's view of them): name -> ``instances.InstanceFamily``.
+PORTFOLIO_FAMILIES = FamilyView("portfolio")

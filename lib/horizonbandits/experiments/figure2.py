@@ -39,7 +39,8 @@ from ..claims import rules
 from ..rising.policies.sw_ucb import check_window_rule
 from ..plotting import mean_band, policy_palette, save_figure, save_table, win_rate_heatmap
 from .rising_grid import instance_set, make_policies, policy_settings
-from ..stats import Estimate, bootstrap_estimate, mean_estimate, paired_differences, regret_summary, win_rate_matrix, win_rates
+from ..stats import (Estimate, bootstrap_estimate, paired_differences, paired_gaps, regret_summary, win_rate_matrix,
+                     win_rates)
 
 REFERENCE = "CURE-UCB"
 
@@ -198,18 +199,24 @@ def instance_differences(df: pd.DataFrame, subject: str = REFERENCE, n_boot: int
 def run_differences(df: pd.DataFrame, subject: str = REFERENCE, by=("T",)) -> dict:
     """Per group of ``by`` (a horizon, or an (instance, horizon) cell) and other policy: the mean of
     (other - subject) regret over the group's runs, paired by instance and seed, with a Student-t
-    interval over those runs. For grids of one or a few fixed instances, where the runs are the only
-    replication (a bootstrap over instances needs many instances: :func:`instance_differences`)."""
+    interval over those runs (:func:`~horizonbandits.stats.paired_gaps` with ``interval="student"``), as the
+    Estimates :func:`horizonbandits.claims.rules.ordering` reads: ``{group: {policy: Estimate}}``. For grids of
+    one or a few fixed instances, where the runs are the only replication (a bootstrap over instances needs
+    many instances: :func:`instance_differences`)."""
     by = list(by)
-    wide = df.pivot_table(index=list(dict.fromkeys([*by, "problem", "seed_index"])), columns="policy", values="regret",
-                          observed=True)
-    if subject not in wide.columns:
-        raise ValueError(f"subject={subject!r} is not allowed: the table has the policies {list(wide.columns)}")
+    policies = list(df.groupby("policy", observed=True).size().index)  # sorted, in category order if categorical
+    if subject not in policies:
+        raise ValueError(f"subject={subject!r} is not allowed: the table has the policies {policies}")
+    pair = [c for c in ("problem", "seed_index") if c not in by]
+    instances_in = df.groupby(by, observed=True)["problem"].nunique()
     out = {}
-    for key, sub in wide.groupby(level=by if len(by) > 1 else by[0]):
-        unit = "seeds" if sub.index.get_level_values("problem").nunique() == 1 else "(instance, seed) runs"
-        label = key if len(by) > 1 else (int(key) if by == ["T"] else key)
-        out[label] = {p: mean_estimate((sub[p] - sub[subject]).to_numpy(), unit) for p in sub.columns if p != subject}
+    for policy in (p for p in policies if p != subject):
+        gaps = paired_gaps(df, policy, subject, by=by, pair=pair, interval="student")
+        for row in gaps.to_dict("records"):
+            key = tuple(row[b] for b in by) if len(by) > 1 else row[by[0]]
+            unit = "seeds" if instances_in.loc[key] == 1 else "(instance, seed) runs"
+            label = key if len(by) > 1 else (int(key) if by == ["T"] else key)
+            out.setdefault(label, {})[policy] = Estimate(row["mean"], row["ci_low"], row["ci_high"], int(row["n"]), unit)
     return out
 
 

@@ -146,8 +146,8 @@ KEYWORDS_OF_MAPPING = {  # keyword arguments of the functions the notebook hands
 SET_BY_THE_NOTEBOOK = {"rng", "T_ref", "H", "noise", "T_max"}  # ``instance_set`` passes these itself
 NUMBERS_OF_MAPPING = {"costs"}  # name -> a number (an arm's cost coefficient)
 # Options of the instance family the notebook names in ``family``: which keys are allowed depends on that family,
-# so the family registries (commit.instances, commit.portfolio_instances) check them when the notebook builds it,
-# with a one-line error that names the parameter.
+# so the family registry (commit.instances, both models) checks them when the notebook builds it, with a one-line
+# error that names the parameter.
 CHECKED_BY_FAMILY = {"family_options", "family_sweep"}
 
 _ANNOTATION_TYPES = {"float": (int, float), "int": (int,), "bool": (bool,), "str": (str,), "None": (type(None),),
