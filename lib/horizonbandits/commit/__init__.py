@@ -5,8 +5,8 @@
     result = hb.commit.simulate(problem, hb.commit.RAEC(), n_seeds=1000, seed=0)
     result.regret, result.experiment_regret, result.commitment_regret, result.committed
 
-Modules: ``problem`` (CommitProblem), ``policies`` (RAEC, UCBCommit, UniformCommit, NoShiftElimination; and,
-imported on first use, the portfolio policies ROSCOC and UCB-Portfolio),
+Modules: ``problem`` (CommitProblem), ``policies`` (RAEC, UCBCommit, UniformCommit, NoShiftElimination,
+SuccessiveRejects; and, imported on first use, the portfolio policies ROSCOC and UCB-Portfolio),
 ``elimination`` (the epoch engine shared by the elimination policies), ``commitment`` (the commit step),
 ``sampling`` (seeds, block sums, outcome tables), ``simulate``, ``grid`` (the commitment grid behind
 ``experiments.run_grid``, and ``summary_table``),
@@ -15,14 +15,14 @@ with ``portfolio`` (rewards, solvers) and ``portfolio_instances``.
 """
 from . import instances, theory
 from .grid import slope, summarise, summary_table
-from .policies import (COMMIT_POLICIES, RAEC, CommitPolicy, NoShiftElimination, PortfolioPolicy, UCBCommit,
-                       UniformCommit, make_commit_policy)
+from .policies import (COMMIT_POLICIES, RAEC, CommitPolicy, NoShiftElimination, PortfolioPolicy, SuccessiveRejects,
+                       UCBCommit, UniformCommit, make_commit_policy)
 from .problem import CommitProblem
 from .simulate import CommitResult, reference_runs, simulate, stage1_survivors
 
 __all__ = ["CommitProblem", "CommitPolicy", "PortfolioPolicy", "CommitResult", "RAEC", "UCBCommit", "UniformCommit",
-           "NoShiftElimination", "COMMIT_POLICIES", "make_commit_policy", "simulate", "reference_runs", "stage1_survivors",
-           "summary_table", "summarise", "slope", "theory", "instances"]
+           "NoShiftElimination", "SuccessiveRejects", "COMMIT_POLICIES", "make_commit_policy", "simulate", "reference_runs",
+           "stage1_survivors", "summary_table", "summarise", "slope", "theory", "instances"]
 
 # Portfolio extension (section 6.2 / 7.3): loaded on first use, because cvxpy takes seconds to import.
 _PORTFOLIO_EXPORTS = {
