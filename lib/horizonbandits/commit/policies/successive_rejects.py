@@ -56,7 +56,7 @@ class SuccessiveRejects(CommitPolicy):
     K - 1 phases. In phase k every arm still in play is pulled until it has n_k pulls (``phase_lengths``,
     round-robin in index order inside the phase); then the arm with the lowest empirical g-mean is rejected
     (exact ties broken uniformly at random with the policy's own stream). The last arm is the commitment.
-    The phases use at most N rounds (the ceilings leave at most K - 1 rounds over); those rounds go to the
+    The phases use at most N rounds and at least N - K (the ceilings leave at most K rounds over); those rounds go to the
     committed arm after the decision, so every run has exactly N experiment pulls (our choice: the 2010
     paper has no second reward and simply stops). The policy never looks at f. Needs N > K.
     """
