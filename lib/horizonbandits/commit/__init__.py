@@ -5,8 +5,8 @@
     result = hb.commit.simulate(problem, hb.commit.RAEC(), n_seeds=1000, seed=0)
     result.regret, result.experiment_regret, result.commitment_regret, result.committed
 
-Modules: ``problem`` (CommitProblem), ``policies`` (RAEC, UCBCommit, UniformCommit, NoShiftElimination, AdaptiveRAEC; and,
-imported on first use, the portfolio policies ROSCOC and UCB-Portfolio),
+Modules: ``problem`` (CommitProblem), ``policies`` (RAEC, UCBCommit, UniformCommit, NoShiftElimination,
+SuccessiveRejects, AdaptiveRAEC; and, imported on first use, the portfolio policies ROSCOC and UCB-Portfolio),
 ``elimination`` (the epoch engine shared by the elimination policies), ``commitment`` (the commit step),
 ``sampling`` (seeds, block sums, outcome tables), ``simulate``, ``grid`` (the commitment grid behind
 ``experiments.run_grid``, and ``summary_table``),
@@ -16,13 +16,13 @@ with ``portfolio`` (rewards, solvers) and ``portfolio_instances``.
 from . import instances, theory
 from .grid import summarise, summary_table
 from .policies import (COMMIT_POLICIES, RAEC, AdaptiveRAEC, CommitPolicy, NoShiftElimination, PortfolioPolicy,
-                       UCBCommit, UniformCommit, make_commit_policy)
+                       SuccessiveRejects, UCBCommit, UniformCommit, make_commit_policy)
 from .problem import CommitProblem
 from .simulate import CommitResult, reference_runs, simulate, stage1_survivors
 
 __all__ = ["CommitProblem", "CommitPolicy", "PortfolioPolicy", "CommitResult", "RAEC", "UCBCommit", "UniformCommit",
-           "NoShiftElimination", "AdaptiveRAEC", "COMMIT_POLICIES", "make_commit_policy", "simulate", "reference_runs",
-           "stage1_survivors", "summary_table", "summarise", "theory", "instances"]
+           "NoShiftElimination", "SuccessiveRejects", "AdaptiveRAEC", "COMMIT_POLICIES", "make_commit_policy", "simulate",
+           "reference_runs", "stage1_survivors", "summary_table", "summarise", "theory", "instances"]
 
 # Portfolio extension (section 6.2 / 7.3): loaded on first use, because cvxpy takes seconds to import.
 _PORTFOLIO_EXPORTS = {
