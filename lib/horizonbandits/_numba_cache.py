@@ -56,7 +56,20 @@ def configure_numba_cache() -> Path | None:
     from numba.core import config
     config.CACHE_DIR = str(folder)
     install_locator()
+    _time_cache_loads()
     return folder
+
+
+def _time_cache_loads() -> None:
+    """With ``$HB_TIMINGS`` set (``horizonbandits.timing``), charge loading a compiled kernel from the cache to
+    ``numba load``."""
+    from . import timing
+
+    if not timing.enabled():
+        return
+    from numba.core import caching
+
+    caching.Cache.load_overload = timing.charged("numba load")(caching.Cache.load_overload)
 
 
 def _package_relative(py_file: str) -> Path | None:

@@ -17,6 +17,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from .outputs import atomic_write, resolve_output_dir  # noqa: E402
+from .timing import charged  # noqa: E402
 from .stats import bootstrap_band, mean_ci  # noqa: E402,F401 (moved to stats; notebooks import them from here)
 
 # One colour per policy, stable across notebooks.
@@ -35,6 +36,7 @@ def policy_palette(names=None) -> dict:
     return {n: colours[i % len(colours)] for i, n in enumerate(ordered)}
 
 
+@charged("figures")
 def save_figure(fig, name: str, output_dir="") -> Path:
     """Save ``fig`` as ``figures/<name>.png`` (150 dpi) and ``figures/<name>.pdf``; returns the PNG path."""
     folder = resolve_output_dir(output_dir) / "figures"

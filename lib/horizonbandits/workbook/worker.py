@@ -12,6 +12,7 @@ import os
 import pickle
 import sys
 
+from .. import timing
 from .base import is_disk_full
 from .execute import execute_notebook, stop_with_parent
 from ..outputs import atomic_write
@@ -31,6 +32,7 @@ def main(argv: list[str]) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    timing.begin("worker start")
     task_path, result_path, parent_pid = argv[0], argv[1], int(argv[2])
     stop_with_parent(parent_pid)
     with open(task_path, "rb") as fh:
@@ -45,6 +47,7 @@ def _main(argv: list[str]) -> int:
             pickle.dump(result, fh)
 
     atomic_write(result_path, write)
+    timing.switch("worker exit")
     return 0
 
 
