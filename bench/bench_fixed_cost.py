@@ -1,6 +1,6 @@
 """A warm notebook's fixed cost: the CPU seconds of one ``hb run`` of one notebook, whole process tree, by part.
 
-    PYTHONPATH=lib python bench/bench_fixed_cost.py [--profile smoke] [--repeat 3] [--outputs DIR] [NAME ...]
+    PYTHONPATH=lib python bench/bench_fixed_cost.py [--profile smoke] [--repeat 3] [--outputs DIR] [--together] [NAME ...]
 
 For each notebook (all of them unless named): one run first, so the result cache is filled and the
 numba kernels are compiled (a warm run), then ``--repeat`` measured runs of
@@ -8,6 +8,11 @@ numba kernels are compiled (a warm run), then ``--repeat`` measured runs of
 every process of the run charges its CPU time to the part it is in). This script makes itself the
 child subreaper (Linux ``prctl``), so every process of the run, orphans included (loky workers left by
 a killed kernel), is reaped here and counted in the total (``wait4``'s resource usage).
+
+``--together``: one ``hb run`` of all the notebooks per repeat instead of one per notebook, as ``make test``
+and ``make paper`` run them: ``hb run``'s own CPU time (its start, its loop, its reports) and what no marker
+saw are shared equally among the notebooks; each worker's and kernel's parts are its notebook's (the
+notebooks run one at a time, in the order given; a worker writes its lines last, after its kernel's).
 
 Parts (the median over the repeats of each; the total is the median of the totals):
 
@@ -22,7 +27,8 @@ Parts (the median over the repeats of each; the total is the median of the total
 - ``page/report``: the notebook's HTML page, and ``hb run``'s adoption of outputs and its reports;
 - ``teardown``: the kernel's shutdown as seen by the worker, the worker's exit, and what no marker saw
   (interpreters finishing after their last marker, orphaned workers);
-- ``fixed``: everything but ``compute``.
+- ``fixed``: everything but ``compute`` and ``cells`` (the notebook's own work, whatever it is: the
+  issue's fixed cost is the start, imports, kernels loaded, figures, pages and teardown).
 
 Prints a table per notebook and the average over the notebooks. CPU seconds, not wall: the machine may be
 shared. A benchmark prints figures; no test asserts a time.
@@ -110,7 +116,59 @@ def run_once(name: str, profile: str, outputs: Path, timings: Path | None) -> di
                 parts[GROUP.get(part, "teardown")] += sec
         parts["teardown"] += total - sum(parts.values())  # what no marker saw
     parts["total"] = total
-    parts["fixed"] = total - parts["compute"]
+    parts["fixed"] = total - parts["compute"] - parts["cells"]
+    return parts
+
+
+HB_PARTS = ("hb start", "hb loop", "report")  # the hb run process's own (shared in --together mode)
+
+
+def run_together(names: list[str], profile: str, outputs: Path, timings: Path) -> dict[str, dict[str, float]]:
+    """One ``hb run`` of ``names`` (in that order); the parts of each notebook (see the module docstring)."""
+    timings.unlink(missing_ok=True)
+    env = {**os.environ, timing.ENV: str(timings)}
+    cmd = [*hb_command(), "--outputs", str(outputs), "run", "--profile", profile, "--only", *names]
+    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = proc.stdout.read().decode(errors="replace")
+    total, status = 0.0, None
+    while True:
+        try:
+            pid, st, ru = os.wait4(-1, 0)
+        except ChildProcessError:
+            break
+        total += cpu(ru)
+        if pid == proc.pid:
+            status = proc.returncode = os.waitstatus_to_exitcode(st)
+    if status != 0:
+        raise SystemExit(f"hb run failed (status {status}):\n{out[-2000:]}")
+    by_pid: dict[int, list] = {}
+    for line in timings.read_text(encoding="utf-8").splitlines():
+        pid, part, sec = line.split("\t")
+        by_pid.setdefault(int(pid), []).append((part, float(sec)))  # dicts keep the order of first appearance
+
+    def having(part):
+        return [pid for pid, items in by_pid.items() if any(p == part for p, _ in items)]
+
+    hb_pids, workers, kernels = having("hb start"), having("worker start"), having("kernel start")
+    if len(workers) != len(names) or len(kernels) != len(names) or len(hb_pids) != 1:
+        raise SystemExit(f"found {len(workers)} workers and {len(kernels)} kernels' timings, expected {len(names)}")
+    shared = dict.fromkeys(PARTS, 0.0)
+    for part, sec in by_pid[hb_pids[0]]:
+        shared[GROUP[part]] += sec
+    rows = []
+    for worker, kernel in zip(workers, kernels):  # a kernel writes during its run, its worker when it ends
+        row = dict.fromkeys(PARTS, 0.0)
+        for part, sec in by_pid[worker] + by_pid[kernel]:
+            row[GROUP.get(part, "teardown")] += sec
+        rows.append(row)
+    unseen = total - sum(sum(r.values()) for r in rows) - sum(shared.values())
+    shared["teardown"] += unseen
+    parts = {}
+    for name, row in zip(names, rows):
+        row = {k: v + shared[k] / len(names) for k, v in row.items()}
+        row["total"] = sum(row.values())
+        row["fixed"] = row["total"] - row["compute"] - row["cells"]
+        parts[name] = row
     return parts
 
 
@@ -138,6 +196,7 @@ def main(argv=None) -> int:
     ap.add_argument("--outputs", default=None, help="outputs folder (default: a temporary one, removed)")
     ap.add_argument("--no-warm", action="store_true", help="skip the warming run (the caches are already filled)")
     ap.add_argument("--json", default=None, help="also write the medians (and every run) to this file")
+    ap.add_argument("--together", action="store_true", help="one hb run of all the notebooks per repeat")
     args = ap.parse_args(argv)
     names = args.names or sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
     become_subreaper()
@@ -149,7 +208,15 @@ def main(argv=None) -> int:
     timings = Path(tempfile.mkdtemp(prefix="hb-timings.")) / "timings.txt"
     rows, every = {}, {}
     try:
-        for name in names:
+        if args.together:
+            if not args.no_warm:
+                run_together(names, args.profile, outputs, timings)
+            runs = [run_together(names, args.profile, outputs, timings) for _ in range(args.repeat)]
+            for name in names:
+                rows[name], every[name] = median_parts([r[name] for r in runs]), [r[name] for r in runs]
+            print(f"{len(names)} notebooks in one hb run, totals: "
+                  + ", ".join(f"{sum(r[n]['total'] for n in names):.1f}" for r in runs), flush=True)
+        for name in (names if not args.together else []):
             if not args.no_warm:
                 run_once(name, args.profile, outputs, None)
             runs = [run_once(name, args.profile, outputs, timings) for _ in range(args.repeat)]
@@ -163,7 +230,7 @@ def main(argv=None) -> int:
     mean = {k: statistics.fmean(r[k] for r in rows.values()) for k in next(iter(rows.values()))}
     print(f"\nwarm hb run --profile {args.profile}, CPU seconds of the whole process tree, median of {args.repeat}:")
     print(table({**rows, "AVERAGE": mean}))
-    print(f"\naverage fixed cost (all but compute): {mean['fixed']:.2f} CPU-s over {len(rows)} notebook(s)")
+    print(f"\naverage fixed cost (all but compute and cells): {mean['fixed']:.2f} CPU-s over {len(rows)} notebook(s)")
     if args.json:
         Path(args.json).write_text(json.dumps({"medians": rows, "average": mean, "runs": every}, indent=1))
     return 0
