@@ -211,7 +211,11 @@ def main(argv=None) -> int:
         if args.together:
             if not args.no_warm:
                 run_together(names, args.profile, outputs, timings)
-            runs = [run_together(names, args.profile, outputs, timings) for _ in range(args.repeat)]
+            runs = []
+            for _ in range(args.repeat):
+                runs.append(run_together(names, args.profile, outputs, timings))
+                if args.json:  # what is measured so far, in case the machine is slow
+                    Path(args.json).write_text(json.dumps({"runs": {n: [r[n] for r in runs] for n in names}}, indent=1))
             for name in names:
                 rows[name], every[name] = median_parts([r[name] for r in runs]), [r[name] for r in runs]
             print(f"{len(names)} notebooks in one hb run, totals: "
