@@ -41,7 +41,7 @@ def test_only_old_unused_folders_beyond_the_newest_few_are_pruned(tmp_path):
         folder.mkdir(parents=True)
         age = 10 * i if i < KEEP + 2 else STALE_AFTER_S + 100  # the last one is a day old
         os.utime(folder, (now - age, now - age))
-    code = "import horizonbandits"
+    code = "import horizonbandits, numba"  # the folder is set, and old ones pruned, when numba is first imported
     env = {"PATH": "", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": LIB}
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
     left = {p.name for p in base.iterdir()}
@@ -84,3 +84,23 @@ def test_a_second_checkout_of_the_same_source_loads_the_kernels_the_first_compil
     assert int(second_compiles) == 0          # loaded from the first checkout's files
     assert second_u == first_u
     assert list(Path(first_folder).glob("src/rng.nb_uniform-*.nbi"))
+
+
+LAZY = """
+import importlib.util, sys
+import horizonbandits as hb
+assert "numba" not in sys.modules                     # hb run and its workers never import numba for it
+assert importlib.util.find_spec("numba") is not None  # a look-up imports nothing, configures nothing
+assert "numba" not in sys.modules and hb._numba_cache.FOLDER is hb._numba_cache._UNSET
+from horizonbandits.rng import nb_uniform             # a kernel module: numba comes in, configured first
+import numba.core.config as c
+print(hb._numba_cache.FOLDER, c.CACHE_DIR)
+"""
+
+
+def test_numba_is_configured_when_first_imported_not_when_the_package_is(tmp_path):
+    env = {"PATH": "", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": LIB}
+    out = subprocess.run([sys.executable, "-c", LAZY], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    folder, cache_dir = out.stdout.split()
+    assert folder == cache_dir and folder.endswith(source_digest())

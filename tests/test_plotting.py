@@ -41,3 +41,46 @@ def test_mean_band_rejects_an_opacity_outside_0_1():
     with pytest.raises(ValueError, match="alpha"):
         plotting.mean_band(ax, [0, 1], [1, 2], [0, 1], [2, 3], alpha=1.5)
     plt.close(fig)
+
+
+def _counting_savefig(fig, calls):
+    real = fig.savefig
+
+    def savefig(fname, *a, **kw):
+        calls.append(kw.get("format"))
+        return real(fname, *a, **kw)
+
+    fig.savefig = savefig
+
+
+def test_a_figure_is_saved_once_in_each_format(tmp_path):
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    calls = []
+    _counting_savefig(fig, calls)
+    png = plotting.save_figure(fig, "one", tmp_path)
+    assert sorted(calls) == ["pdf", "png"]
+    assert png == tmp_path / "figures" / "one.png" and (tmp_path / "figures" / "one.pdf").stat().st_size > 0
+    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == ["one.pdf", "one.png"]  # no temporary left
+    assert plt.fignum_exists(fig.number)  # outside a notebook the figure stays open
+    plt.close(fig)
+
+
+def test_in_a_notebook_the_saved_png_is_shown_and_the_figure_not_drawn_again(tmp_path, monkeypatch):
+    """The inline backend would draw the figure a third time when the cell ends; the cell shows the PNG written."""
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(plotting, "_in_notebook", lambda: True)
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [1, 0])
+    calls = []
+    _counting_savefig(fig, calls)
+    png = plotting.save_figure(fig, "two", tmp_path)
+    assert sorted(calls) == ["pdf", "png"]
+    (image,) = shown
+    assert image.data == png.read_bytes()
+    width_px = int.from_bytes(image.data[16:20], "big")
+    assert image.width == round(width_px * fig.dpi / plotting.PNG_DPI)  # the size the inline backend shows
+    assert not plt.fignum_exists(fig.number)

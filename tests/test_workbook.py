@@ -422,3 +422,49 @@ def test_profile_parameters_are_the_checked_values_of_a_profile_file():
         profile_parameters("ltf_experiments", "huge", root=root)
     with pytest.raises(WorkbookError, match="^name='nope' is not allowed"):
         profile_parameters("nope", PROFILES[0], root=root)
+
+
+LAST_CELL = """
+import os, subprocess
+from pathlib import Path
+from horizonbandits.outputs import atomic_write_text
+Path("pids.txt").write_text(f"{os.getpid()} {subprocess.Popen(['sleep', '120']).pid}")
+atomic_write_text(Path(output_dir) / "tables" / "big.csv", "x,y\\n" + "1,2\\n" * 200_000)
+"""
+
+
+def test_the_kernel_is_killed_after_its_last_cell_with_every_output_whole(tmp_path):
+    """The kernel (and its process group) is killed once the last cell answered, not shut down gracefully:
+    what the cells wrote is whole, no temporary file is left, and no process of the kernel survives."""
+    import os
+    import time
+
+    nb = make_nb("output_dir = ''", extra=[new_code_cell(LAST_CELL)])
+    path = tmp_path / "last.ipynb"
+    nbformat.write(nb, str(path))
+    profile = tmp_path / "out" / "smoke"
+    task = wbk.Task("last", str(path), str(tmp_path), str(profile), "smoke", {})
+    result = wbk.execute_notebook(task)
+    assert result.status == "ok", result.error
+    table = task.staged_outputs / "tables" / "big.csv"
+    assert table.read_text() == "x,y\n" + "1,2\n" * 200_000
+    assert [p.name for p in table.parent.iterdir()] == ["big.csv"]
+    assert task.staged_notebook.is_file() and task.staged_html.is_file()
+    pids = [int(p) for p in (tmp_path / "pids.txt").read_text().split()]
+
+    def alive(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                return fh.read().split(")")[-1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    deadline = time.monotonic() + 10
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(p) for p in pids), pids
+    for pid in pids:  # reap what is ours, if anything
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass

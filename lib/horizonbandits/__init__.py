@@ -6,16 +6,18 @@ Subpackages: ``horizonbandits.rising`` (rising rested bandits, CURE-UCB paper) a
 """
 import importlib
 
-from ._numba_cache import configure_numba_cache
+from . import _numba_cache
 
 __version__ = "0.1.0"
-NUMBA_CACHE = configure_numba_cache()  # before any kernel module is imported
+_numba_cache.configure_when_numba_loads()  # before any kernel module decorates a function
 
 _SUBMODULES = ("rising", "commit", "plotting", "experiments", "testing", "outputs", "errors", "rng", "workbook",
                "claims")
 
 
 def __getattr__(name):
+    if name == "NUMBA_CACHE":  # the folder numba caches in (None: $NUMBA_CACHE_DIR, or numba's default)
+        return _numba_cache.configure_numba_cache()
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'horizonbandits' has no attribute {name!r}")

@@ -13,12 +13,18 @@ of the source file's absolute path. numba's index already checks the source by c
 file, not its modification time), so a second checkout or clone of the same commit, anywhere on disk,
 loads the kernels the first one compiled (``hb warmup`` in a fresh clone: 147 compiles, ~110 s, before;
 none, ~5 s, after; 2026-12-02).
+
+The folder is set when numba is first imported (:func:`configure_when_numba_loads`, called by the
+package's ``__init__``): right after numba's own module has run, before any kernel module of the
+package can decorate a function. A process that never imports numba (``hb run`` itself, its worker
+processes, a notebook that uses no kernel) no longer pays numba's import (~0.4 CPU-s) for it.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import shutil
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,7 +44,59 @@ def source_digest(package_dir: Path = PACKAGE_DIR) -> str:
     return h.hexdigest()
 
 
+_UNSET = object()
+FOLDER = _UNSET  # what configure_numba_cache returned, once it ran
+
+
 def configure_numba_cache() -> Path | None:
+    """Point numba at this source version's folder (once per process); the folder, or None when
+    ``NUMBA_CACHE_DIR`` is set or the folder cannot be made (numba's own default then)."""
+    global FOLDER
+    if FOLDER is _UNSET:
+        FOLDER = _configure()
+    return FOLDER
+
+
+class _AfterNumba:
+    """A meta path finder that lets the other finders find ``numba`` and has its loader call
+    :func:`configure_numba_cache` right after numba's ``__init__`` ran; it leaves once that happened.
+    A look-up that does not import (``importlib.util.find_spec``) configures nothing."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "numba":
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run = loader.exec_module
+
+        def exec_then_configure(module):
+            run(module)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
+            configure_numba_cache()
+
+        loader.exec_module = exec_then_configure
+        return spec
+
+
+def configure_when_numba_loads() -> None:
+    """Configure numba's cache now if numba is loaded, else the first time it is imported."""
+    if "numba" in sys.modules:
+        configure_numba_cache()
+    elif not any(isinstance(f, _AfterNumba) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterNumba())
+
+
+def _configure() -> Path | None:
     if os.environ.get("NUMBA_CACHE_DIR"):
         return None
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "horizonbandits" / "numba"
@@ -56,7 +114,20 @@ def configure_numba_cache() -> Path | None:
     from numba.core import config
     config.CACHE_DIR = str(folder)
     install_locator()
+    _time_cache_loads()
     return folder
+
+
+def _time_cache_loads() -> None:
+    """With ``$HB_TIMINGS`` set (``horizonbandits.timing``), charge loading a compiled kernel from the cache to
+    ``numba load``."""
+    from . import timing
+
+    if not timing.enabled():
+        return
+    from numba.core import caching
+
+    caching.Cache.load_overload = timing.charged("numba load")(caching.Cache.load_overload)
 
 
 def _package_relative(py_file: str) -> Path | None:

@@ -20,6 +20,7 @@ import os
 import sys
 from pathlib import Path
 
+from . import timing
 from . import workbook as wbk
 
 EXIT_FAILED = 1
@@ -300,6 +301,7 @@ def _cmd_warmup(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    timing.begin("hb start")
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)

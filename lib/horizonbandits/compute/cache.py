@@ -47,7 +47,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # Everything else (models, policies, rng, seeds, the task functions) is in the key, so a new
 # numerical module is covered without touching this list.
 NOT_NUMERICAL = ("cli.py", "workbook", "plotting.py", "claims", "outputs.py", "testing.py",
-                 "stats.py", "_numba_cache.py", "compute", "experiments/__init__.py", "experiments/grid.py",
+                 "stats.py", "_numba_cache.py", "timing.py", "compute", "experiments/__init__.py", "experiments/grid.py",
                  "experiments/figure2.py", "experiments/ablations.py")
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import check_int
 from .cache import ResultCache, default_cache_dir
+from ..timing import charged
 from .executor import resolve_backend, run_tasks, workers_for
 
 
@@ -38,6 +39,7 @@ def _call(fn, args):
     return fn(*args)
 
 
+@charged("compute")
 def run_cached(tasks: list[Task], *, backend: str = "sequential", n_jobs: int = 1, address: str | None = None,
                cache: bool = True, cache_dir=None, progress: bool = False, what: str = "grid") -> list[dict]:
     """Results of ``tasks`` (dicts of arrays) in their order, from the cache or computed."""

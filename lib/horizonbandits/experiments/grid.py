@@ -41,6 +41,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from ..rising.instances import RisingInstance
+from ..timing import charged
 
 TIDY_COLUMNS = ["model", "problem", "policy", "T", "seed_index", "regret"]  # the columns every table starts with
 MODELS = ("rising", "commitment", "portfolio")
@@ -69,6 +70,7 @@ def case_name(labels: Mapping, default: str = "problem") -> str:
     return ", ".join(parts) or default
 
 
+@charged("compute")
 def run_grid(problems, policies, horizons=None, n_seeds: int = 1, seed: int = 0, *, backend: str | None = None,
              n_jobs: int | None = None, cache: bool = True, cache_dir=None, address: str | None = None,
              progress: bool = True, problem_label: str = "problem", **options) -> pd.DataFrame:

@@ -34,6 +34,7 @@ from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
 
+from .. import timing
 from .base import WorkbookError, disk_full_text, is_disk_full, mentions_disk_full, now, one_line
 from .cluster import check_scheduler
 from .execute import Result, Task, adopt_outputs, describe_failure
@@ -342,6 +343,7 @@ class _Run:
                 env=self.env, start_new_session=True, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=None if task.progress_bar else log)
         self.running[plan.name] = (proc, task, result_file, log_file)
+        timing.switch("hb loop")
 
     def _collect(self) -> None:
         for name in list(self.running):
@@ -359,7 +361,8 @@ class _Run:
                        f"the worker process ended with status {proc.returncode} without a result")
                 result = Result(name, "failed", 0.0, now(), traceback_tail=[f"worker: {ln}" for ln in tail], error=why)
             records = recorded_outputs(read_manifest(self.profile_dir / "manifest.json"))
-            result = adopt_outputs(task, result, records)
+            with timing.part("report"):
+                result = adopt_outputs(task, result, records)
             plan = next(p for p in self.plans if p.name == name)
             self._record(plan, result)
 
@@ -384,6 +387,10 @@ class _Run:
         self.bar.update(1)
 
     def _write_reports(self) -> None:
+        with timing.part("report"):
+            self._write_reports_now()
+
+    def _write_reports_now(self) -> None:
         _, self.index_path, self.claim_problems = write_reports(
             self.wb, self.profile, self.plans, self.results, merge=True, argv=self.argv, git=self.git,
             packages=self.packages, cluster=self.cluster)
