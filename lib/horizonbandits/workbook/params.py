@@ -147,8 +147,9 @@ SET_BY_THE_NOTEBOOK = {"rng", "T_ref", "H", "noise", "T_max"}  # ``instance_set`
 NUMBERS_OF_MAPPING = {"costs"}  # name -> a number (an arm's cost coefficient)
 # Options of the instance family the notebook names in ``family``: which keys are allowed depends on that family,
 # so the family registry (commit.instances, both models) checks them when the notebook builds it, with a one-line
-# error that names the parameter.
-CHECKED_BY_FAMILY = {"family_options", "family_sweep"}
+# error that names the parameter. ``prop41_families`` (regret_phase_diagram) maps family names to their options and
+# is checked the same way, family by family.
+CHECKED_BY_FAMILY = {"family_options", "family_sweep", "prop41_families"}
 
 _ANNOTATION_TYPES = {"float": (int, float), "int": (int,), "bool": (bool,), "str": (str,), "None": (type(None),),
                      "list": (list,), "tuple": (list,), "Sequence": (list,), "dict": (dict,), "Mapping": (dict,)}
