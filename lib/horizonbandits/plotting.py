@@ -20,7 +20,7 @@ import seaborn as sns  # noqa: E402
 
 from .outputs import atomic_write, resolve_output_dir  # noqa: E402
 from .timing import charged  # noqa: E402
-from .stats import bootstrap_band, mean_ci  # noqa: E402,F401 (moved to stats; notebooks import them from here)
+from .stats import bootstrap_band  # noqa: E402
 
 # One colour per policy, stable across notebooks.
 POLICY_ORDER = ["CURE-UCB", "R-ed-UCB", "ET-SWGTS", "TI-UCB", "R-ed-AE", "SW-UCB", "SW-KL-UCB",

@@ -1,6 +1,6 @@
 """Statistics over finished grid tables: intervals, win rates, paired differences, slopes.
 
-- :func:`normal_interval` (also ``plotting.mean_ci``): mean and normal-approximation half-width.
+- :func:`normal_interval`: mean and normal-approximation half-width.
 - :func:`regret_summary`, :func:`win_rates`, :func:`win_rate_matrix`, :func:`paired_differences`:
   the rising grid's summaries over instances, with percentile-bootstrap intervals over instances
   (resampling indices from ``numpy.random.default_rng(seed)``, so the same table and seed give
@@ -34,8 +34,6 @@ def normal_interval(values, axis=0, level: float = 0.95):
     half = norm.ppf(0.5 + level / 2) * values.std(axis=axis, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(mean)
     return mean, half
 
-
-mean_ci = normal_interval
 
 
 def fmt_number(x: float, digits: int = 3) -> str:
