@@ -38,9 +38,9 @@ from .. import theory
 from ..commitment import nb_commit_empirical, nb_commit_uniform, py_commit_empirical, py_commit_uniform
 from ..elimination import (COMMIT_EMPIRICAL, COMMIT_F_SET, COMMIT_UNIFORM, MAX_EPOCHS, _eliminate, _epoch, _n_active,
                            _stage2, epoch_targets, stage2_schedule)
-from ..sampling import environment_stream_seeds, policy_stream_seeds, prefix_sums
+from ..sampling import environment_stream_seeds, policy_stream_seeds
 from .base import CommitPolicy, problem_arrays
-from .raec import RAEC, reference_elimination
+from .raec import RAEC, reference_elimination, table_sets
 
 RULES = ("plugin", "resolved")
 RULE_PLUGIN = 0
@@ -138,11 +138,8 @@ class AdaptiveRAEC(CommitPolicy):
     def run_table_sets(self, problem, F, G, pol_seed):
         """``run_table`` that also returns A_g when Stage I ends (K booleans)."""
         tg, tf = self.schedule(problem)
-        counts = np.zeros(problem.K, dtype=np.int64)
-        active_g = np.ones(problem.K, dtype=np.bool_)
-        committed = _adaptive_table(problem.N, problem.T, self._rule_code, tg, tf, self._commit_mode, prefix_sums(F),
-                                    prefix_sums(G), np.uint64(pol_seed), counts, active_g)
-        return counts, int(committed), active_g
+        return table_sets(_adaptive_table, (problem.N, problem.T, self._rule_code, tg, tf, self._commit_mode), problem.K,
+                          F, G, pol_seed)
 
     # ------------------------------------------------------------------------------ reference
     def reference(self, problem, F, G, stream_seed=0, trace=False):

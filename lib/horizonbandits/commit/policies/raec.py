@@ -21,6 +21,16 @@ def stage2_targets(problem, scale: float) -> np.ndarray:
     return stage2_schedule(problem.N, scale)
 
 
+def table_sets(kernel, leading: tuple, K: int, F, G, pol_seed) -> tuple:
+    """One ``draws="table"`` run of an elimination kernel, ``kernel(*leading, prefix sums of F and G, seed, counts,
+    A_g)``: (counts (K,), the committed arm, A_g when Stage I ends (K booleans)). RAEC, NoShiftElimination and
+    AdaptiveRAEC share it; only the kernel and its leading arguments differ."""
+    counts = np.zeros(K, dtype=np.int64)
+    active_g = np.ones(K, dtype=np.bool_)
+    committed = kernel(*leading, prefix_sums(F), prefix_sums(G), np.uint64(pol_seed), counts, active_g)
+    return counts, int(committed), active_g
+
+
 class _EliminationPolicy(CommitPolicy):
     """Shared plumbing of the policies built on ``elimination``: subclasses provide ``schedule``."""
 
@@ -50,11 +60,7 @@ class _EliminationPolicy(CommitPolicy):
     def run_table_sets(self, problem, F, G, pol_seed):
         """``run_table`` that also returns A_g when Stage I ends (K booleans)."""
         tg, tf = self.schedule(problem)
-        counts = np.zeros(problem.K, dtype=np.int64)
-        active_g = np.ones(problem.K, dtype=np.bool_)
-        committed = elimination_table(problem.N, tg, tf, self._commit_mode, prefix_sums(F), prefix_sums(G),
-                                      np.uint64(pol_seed), counts, active_g)
-        return counts, int(committed), active_g
+        return table_sets(elimination_table, (problem.N, tg, tf, self._commit_mode), problem.K, F, G, pol_seed)
 
     def reference(self, problem, F, G, stream_seed=0, trace=False):
         tg, tf = self.schedule(problem)
