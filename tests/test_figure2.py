@@ -132,3 +132,53 @@ def test_study_is_the_notebooks_instances_policies_and_horizons(tmp_path):
     assert "rows; kernel time" in a.compute_report()
     settings = s.ledger_settings(2, 0.05, {})
     assert settings["instances"] == 2 and settings["generator options"] == "defaults"
+
+
+def test_the_run_method_reruns_under_the_other_window_rule_like_the_function(small_run):
+    instances, pols, r, _ = small_run
+    grid = dict(backend="sequential", cache=False, progress=False)
+    numbers = ["problem", "policy", "T", "seed_index", "regret", "optimal_pulls"]
+    by_function = figure2.under_window_rule(r.df, instances, pols, [500, 2_000], 2, "horizon", **grid)
+    pd.testing.assert_frame_equal(r.under_window_rule("horizon", **grid)[numbers], by_function[numbers])
+
+
+class _Recorder:
+    """A stand-in ledger: the calls in order."""
+
+    def __init__(self):
+        self.calls = []
+
+    def check(self, claim_id, outcome, **kw):
+        self.calls.append((claim_id, outcome, kw))
+
+
+def test_check_claims_judges_each_claim_on_each_grid_in_order(small_run):
+    _, _, r, _ = small_run
+    other = r.df.assign(regret=r.df["regret"].where(r.df["policy"] != "CURE-UCB", r.df["regret"] * 3))
+    grids = [(r.df, {"rule": "a"}, True), (other, {"rule": "b"}, False)]
+    ledger = _Recorder()
+    r.check_claims(ledger, grids, "order", short=("short", 0.5, None), long=("long", 0.95, 0.5), n_boot=200)
+    assert [(c, kw["reading"]["rule"], kw["default"]) for c, _, kw in ledger.calls] == [
+        ("order", "a", True), ("order", "b", False), ("short", "a", True), ("short", "b", False),
+        ("long", "a", True), ("long", "b", False)]
+    assert [kw["settings"] for _, _, kw in ledger.calls] == [None, None, {"T": 2_000}, {"T": 2_000}, {"T": 2_000},
+                                                            {"T": 2_000}]
+    # each outcome is the rule's own on that grid (the thresholds and partly are passed on, not replaced)
+    assert ledger.calls[0][1] == figure2.ordering_outcome(r.df, n_boot=200)
+    assert ledger.calls[3][1] == figure2.wins_outcome(other, 2_000, 0.5, n_boot=200)
+    assert ledger.calls[4][1] == figure2.wins_outcome(r.df, 2_000, 0.95, partly=0.5, n_boot=200)
+    assert ledger.calls[4][1] != figure2.wins_outcome(r.df, 2_000, 0.5, n_boot=200)
+
+
+def test_the_study_run_opens_its_closing_lines_and_makes_its_ledger(tmp_path, capsys):
+    s = figure2.study("ltf", 2, ["CURE-UCB", "SW-UCB"], {}, "fixed", [300], [600], H=600, noise=0.05,
+                      generator_options={"K": 3})
+    a = s.run("a", 2, title="t", n_boot=50, output_dir=tmp_path, backend="sequential", cache=False, progress=False)
+    plt.close("all")
+    assert a.closing_lines()[0] == a.opening == (f"- 2 LTF instances x 2 seeds; the optimal arm changes between "
+                                                 f"T = 300 and T = 600 on {s.switching:.0%} of them.")
+    ledger = s.ledger("ltf_experiments", tmp_path, 2)
+    assert ledger.settings == s.ledger_settings(2, 0.05, {"K": 3})
+    a.show()
+    shown = capsys.readouterr().out
+    assert shown.startswith(a.compute_report()) and "SW-UCB" in shown

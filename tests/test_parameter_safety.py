@@ -137,8 +137,31 @@ def test_the_notebooks_dict_parameters_are_all_covered():
              for k, v in wbk.parameters_of(nbformat.read(nb.path, as_version=4), nb.name).items() if isinstance(v, dict)}
     from horizonbandits.workbook import params
     covered = (set(params.POLICY_OF_MAPPING) | set(params.KEYWORDS_OF_MAPPING) | params.NUMBERS_OF_MAPPING
-               | params.CHECKED_BY_FAMILY)
+               | params.CHECKED_BY_FAMILY | set(params.COMPUTE_MAPPING))
     assert names - covered == {"policy_params"}  # found by name (_is_policy_key)
+
+
+COMPUTE_DEFAULTS = {"compute": {"backend": "loky", "n_jobs": -1, "cache": True, "address": None}, "output_dir": ""}
+
+
+@pytest.mark.parametrize("value, fragment", [
+    ({"n_job": 1}, "has 'n_job', which is not a compute option of run_grid (did you mean 'n_jobs'?); "
+                   "valid: backend, n_jobs, cache, address"),
+    ({"chunk_size": 25}, "has 'chunk_size', which is not a compute option of run_grid"),
+    ({"cache": 1}, "for 'cache' expects bool"),
+    ({"backend": 3}, "for 'backend' expects str"),
+])
+def test_compute_takes_only_run_grids_compute_keywords(value, fragment):
+    """``compute`` is handed to run_grid as ``**compute``: a key run_grid would read as a model option (chunk_size)
+    or not know is refused before anything runs, with one line naming the parameter."""
+    _, problems = wbk.check_overrides({"compute": value}, COMPUTE_DEFAULTS, "f.yaml")
+    assert len(problems) == 1 and problems[0].startswith("f.yaml: key 'compute' ") and fragment in problems[0]
+
+
+def test_a_partial_compute_mapping_is_accepted():
+    merged, problems = wbk.check_overrides({"compute": {"n_jobs": 1, "cache": False, "address": "tcp://10.0.0.1:8786"}},
+                                           COMPUTE_DEFAULTS, "f.yaml")
+    assert problems == [] and merged["compute"] == {"n_jobs": 1, "cache": False, "address": "tcp://10.0.0.1:8786"}
 
 
 # ----------------------------------------------------------------------------- item 1: papermill's injected cell

@@ -29,7 +29,7 @@ their intervals).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -85,6 +85,9 @@ def under_window_rule(df: pd.DataFrame, instances, policies, horizons, n_seeds: 
     return out.sort_values(["problem", "policy", "T", "seed_index"], kind="stable", ignore_index=True)
 
 
+FAMILY_WORDS = {"ltf": "LTF"}  # how the closing lines name a family, where not by its registered name
+
+
 @dataclass
 class Study:
     """What a Figure 2 notebook runs: its instances, policies and horizons (see :func:`study`)."""
@@ -94,6 +97,8 @@ class Study:
     horizons: list
     win_rate_horizons: list
     switching: float
+    noise: float = 0.0
+    generator_options: dict = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return describe(self.instances, self.policies, self.horizons)
@@ -103,13 +108,25 @@ class Study:
         return plot_instances(self.instances, name, output_dir, n_shown)
 
     def run(self, name: str, n_seeds: int, **options) -> Figure2:
-        """:func:`run` on this study's instances, policies and horizons; ``options`` as there."""
-        return run(name, self.instances, self.policies, self.horizons, self.win_rate_horizons, n_seeds, **options)
+        """:func:`run` on this study's instances, policies and horizons; ``options`` as there. The run's
+        closing lines begin with the study's own (how many instances, how often the optimal arm switches)."""
+        out = run(name, self.instances, self.policies, self.horizons, self.win_rate_horizons, n_seeds, **options)
+        out.opening = (f"- {len(self.instances)} {FAMILY_WORDS.get(self.family, self.family)} instances x {n_seeds} "
+                       f"seeds; the optimal arm changes between T = {min(self.horizons):,} and "
+                       f"T = {max(self.horizons):,} on {self.switching:.0%} of them.")
+        return out
 
     def ledger_settings(self, n_seeds: int, noise, generator_options: dict, default_options: str = "defaults") -> dict:
         """The settings a Figure 2 claim rests on: sizes, noise, horizons, each policy's label and who was told the noise."""
         return {"instances": len(self.instances), "seeds": n_seeds, "noise": noise, "horizons": self.horizons,
                 **policy_settings(self.policies), "generator options": generator_options or default_options}
+
+    def ledger(self, notebook: str, output_dir, n_seeds: int, default_options: str = "defaults"):
+        """The claims ledger of ``notebook``, its settings from this study (:meth:`ledger_settings`; ``default_options``
+        describes the generator's options when the notebook passes none)."""
+        from ..claims import Ledger
+        return Ledger(notebook, output_dir, settings=self.ledger_settings(n_seeds, self.noise, self.generator_options,
+                                                                         default_options))
 
 
 def study(family: str, n_instances: int, policies, policy_params, window_rule: str, horizons, win_rate_horizons, *,
@@ -122,7 +139,8 @@ def study(family: str, n_instances: int, policies, policy_params, window_rule: s
     horizons = sorted(set(horizons) | set(win_rate_horizons))
     instances = instance_set(family, n_instances, seed=generator_seed, H=H, noise=noise, **(generator_options or {}))
     pols = make_policies(policies, window_params(policies, policy_params, window_rule, H), sigma=noise)
-    return Study(family, instances, pols, horizons, sorted(win_rate_horizons), switching_share(instances, horizons))
+    return Study(family, instances, pols, horizons, sorted(win_rate_horizons), switching_share(instances, horizons),
+                 noise, dict(generator_options or {}))
 
 
 def other_window_rule(window_rule: str) -> str:
@@ -295,6 +313,10 @@ class Figure2:
     summary: pd.DataFrame
     rates: pd.DataFrame
     diffs: pd.DataFrame | None
+    instances: dict | None = None
+    n_seeds: int = 0
+    seed: int = 0
+    opening: str | None = None  # the first closing line (set by ``Study.run``)
 
     def compute_report(self) -> str:
         """The grid's size and each policy's kernel seconds, summed over workers (as first computed, possibly cached)."""
@@ -309,6 +331,34 @@ class Figure2:
         """Mean paired difference to CURE-UCB, one row per other policy, one column per win-rate horizon."""
         return (self.diffs.pivot(index="policy", columns="T", values="mean_difference")
                 .reindex([p for p in self.policies if p != REFERENCE]))
+
+    def show(self) -> None:
+        """For a notebook: the compute report, the mean regret table and (with CURE-UCB) the paired differences."""
+        from IPython.display import display
+        print(self.compute_report())
+        display(self.regret_table().style.format("{:,.0f}"))
+        if self.diffs is not None:
+            display(self.differences_table().style.format("{:,.0f}"))
+
+    def under_window_rule(self, rule: str, **grid_options) -> pd.DataFrame:
+        """This run's grid with SW-UCB's and SW-TS's rows rerun under window rule ``rule`` (same instances,
+        seeds and reward tables; :func:`under_window_rule`); ``grid_options`` go to ``run_grid``."""
+        return under_window_rule(self.df, self.instances, self.policies, self.horizons, self.n_seeds, rule,
+                                 seed=self.seed, **grid_options)
+
+    def check_claims(self, ledger, grids, ordering_id: str, short: tuple, long: tuple, *, n_boot: int = 2000) -> None:
+        """Record Figure 2's claims in ``ledger`` on every grid of ``grids``, a list of ``(grid, reading, default)``
+        (the reading a grid stands for, and whether it is the claim's default): the ordering claim ``ordering_id``
+        (:func:`ordering_outcome`), then the win-rate claims ``short`` and ``long``, each ``(claim id, threshold,
+        partly)`` (:func:`wins_outcome` at the shortest and the longest win-rate horizon, recorded with the setting T)."""
+        judges = [(ordering_id, lambda d: ordering_outcome(d, n_boot=n_boot), None)]
+        for T, (claim_id, threshold, partly) in zip((min(self.win_rate_horizons), max(self.win_rate_horizons)),
+                                                    (short, long)):
+            judges.append((claim_id, lambda d, T=T, t=threshold, p=partly: wins_outcome(d, T, t, partly=p, n_boot=n_boot),
+                           {"T": T}))
+        for claim_id, judge, settings in judges:
+            for grid, reading, default in grids:
+                ledger.check(claim_id, judge(grid), reading=reading, default=default, settings=settings)
 
     def win_rate(self, row: str, col: str, T: int) -> tuple[float, float, float]:
         """(win rate of ``row`` over ``col`` at T, interval low, interval high)."""
@@ -329,7 +379,7 @@ class Figure2:
     def closing_lines(self) -> list[str]:
         """Sentences computed from the tables: the ranking at each win-rate horizon, and how many
         baselines CURE-UCB's paired difference beats (or loses to) significantly."""
-        lines = []
+        lines = [self.opening] if self.opening else []
         board = win_rate_summary(self.rates)
         for T in self.win_rate_horizons:
             b = board[board["T"] == T]
@@ -406,4 +456,5 @@ def run(name: str, instances, policies, horizons, win_rate_horizons, n_seeds: in
         diffs = paired_differences(df[df["T"].isin(win_rate_horizons)], REFERENCE, n_boot=n_boot)
         save_table(diffs, f"{name}_paired_differences", output_dir)
     return Figure2(dict(policies), list(horizons), list(win_rate_horizons), df, per_instance, compute, summary,
-                   rates, diffs)
+                   rates, diffs, instances=instances, n_seeds=n_seeds, seed=seed)
+

@@ -145,6 +145,9 @@ KEYWORDS_OF_MAPPING = {  # keyword arguments of the functions the notebook hands
                           ("horizonbandits.rising.generators", "concave_arm_specs"))}
 SET_BY_THE_NOTEBOOK = {"rng", "T_ref", "H", "noise", "T_max"}  # ``instance_set`` passes these itself
 NUMBERS_OF_MAPPING = {"costs"}  # name -> a number (an arm's cost coefficient)
+# How a notebook's grids run: ``compute`` holds keyword arguments of ``experiments.run_grid`` that change no
+# number (the notebook hands the mapping on with ``**compute``).
+COMPUTE_MAPPING = {"compute": ("horizonbandits.experiments.grid", "run_grid", ("backend", "n_jobs", "cache", "address"))}
 # Options of the instance family the notebook names in ``family``: which keys are allowed depends on that family,
 # so the family registry (commit.instances, both models) checks them when the notebook builds it, with a one-line
 # error that names the parameter. ``prop41_families`` (regret_phase_diagram) maps family names to their options and
@@ -240,6 +243,10 @@ def _schema_problems(key: str, value, defaults: dict) -> str | None:
             keywords.update(_keywords_of(getattr(importlib.import_module(module), name)))
         keywords = {k: v for k, v in keywords.items() if k not in SET_BY_THE_NOTEBOOK}
         return _keyword_problem(keywords, value, "an option of the instance generators")
+    elif key in COMPUTE_MAPPING:
+        module, name, allowed = COMPUTE_MAPPING[key]
+        keywords = _keywords_of(getattr(importlib.import_module(module), name))
+        return _keyword_problem({k: keywords[k] for k in allowed}, value, "a compute option of run_grid")
     elif key in NUMBERS_OF_MAPPING:
         number = _Keyword("float", None)
         for name, item in value.items():
