@@ -33,8 +33,12 @@ strip-filter:
 
 install: $(STAMP)
 
+# Two notebooks at a time, longest first (params/default/expected_seconds.json), as make paper: a notebook's start,
+# imports, figures and page use one core, so one at a time left the other idle (a one-at-a-time run used 213 CPU-s
+# in 357 s of wall on 2 cores, 2026-12-04). The numbers do not depend on RUN_JOBS.
+RUN_JOBS ?= 2
 run: $(STAMP)
-	$(HB) run --profile default
+	$(HB) run --profile default --jobs $(RUN_JOBS)
 
 # Two pytest workers (pytest-xdist), one test file each at a time: the notebooks' smoke run (its own two
 # jobs) overlaps the rest of the suite instead of leaving a core idle while single-process tests run.
