@@ -150,6 +150,7 @@ class _Recorder:
 
     def check(self, claim_id, outcome, **kw):
         self.calls.append((claim_id, outcome, kw))
+        return outcome
 
 
 def test_check_claims_judges_each_claim_on_each_grid_in_order(small_run):
@@ -182,3 +183,28 @@ def test_the_study_run_opens_its_closing_lines_and_makes_its_ledger(tmp_path, ca
     a.show()
     shown = capsys.readouterr().out
     assert shown.startswith(a.compute_report()) and "SW-UCB" in shown
+
+
+def test_a_reading_on_fewer_seeds_pairs_with_the_first_seeds_and_is_checked(small_run):
+    instances, pols, r, _ = small_run
+    grid = dict(backend="sequential", cache=False, progress=False)
+    numbers = ["problem", "policy", "T", "seed_index", "regret", "optimal_pulls"]
+    one = r.under_window_rule("horizon", 1, **grid)
+    full = r.under_window_rule("horizon", **grid)
+    assert set(one["seed_index"]) == {0} and len(one) == len(full) // 2
+    pd.testing.assert_frame_equal(one[numbers].reset_index(drop=True),
+                                  full[full["seed_index"] == 0][numbers].reset_index(drop=True))
+    for bad in (0, 3):
+        with pytest.raises(ValueError, match="n_seeds"):
+            r.under_window_rule("horizon", bad, **grid)
+    ledger = _Recorder()
+    flips = r.check_claims(ledger, [(r.df, {"rule": "a"}, True)], "order", short=("short", 0.5, None),
+                           long=("long", 0.5, None), n_boot=200, fewer_seeds=1)
+    # the flips are exactly the claims whose verdict on the first seed differs from the one recorded
+    expected = [cid for cid, judge in (("order", lambda d: figure2.ordering_outcome(d, n_boot=200)),
+                                       ("short", lambda d: figure2.wins_outcome(d, 2_000, 0.5, n_boot=200)),
+                                       ("long", lambda d: figure2.wins_outcome(d, 2_000, 0.5, n_boot=200)))
+                if judge(r.df[r.df["seed_index"] < 1]).verdict != judge(r.df).verdict]
+    assert [f.split(":")[0] for f in flips] == expected
+    assert r.seed_cut == (1, flips) and "first 1 of the 2 seeds" in r.closing_lines()[-1]
+    r.seed_cut = None  # the fixture is shared

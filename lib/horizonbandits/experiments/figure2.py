@@ -317,6 +317,7 @@ class Figure2:
     n_seeds: int = 0
     seed: int = 0
     opening: str | None = None  # the first closing line (set by ``Study.run``)
+    seed_cut: tuple | None = None  # (seeds, verdicts that differ) of ``check_claims(fewer_seeds=...)``
 
     def compute_report(self) -> str:
         """The grid's size and each policy's kernel seconds, summed over workers (as first computed, possibly cached)."""
@@ -340,25 +341,45 @@ class Figure2:
         if self.diffs is not None:
             display(self.differences_table().style.format("{:,.0f}"))
 
-    def under_window_rule(self, rule: str, **grid_options) -> pd.DataFrame:
+    def under_window_rule(self, rule: str, n_seeds: int | None = None, **grid_options) -> pd.DataFrame:
         """This run's grid with SW-UCB's and SW-TS's rows rerun under window rule ``rule`` (same instances,
-        seeds and reward tables; :func:`under_window_rule`); ``grid_options`` go to ``run_grid``."""
-        return under_window_rule(self.df, self.instances, self.policies, self.horizons, self.n_seeds, rule,
-                                 seed=self.seed, **grid_options)
+        seeds and reward tables; :func:`under_window_rule`); ``grid_options`` go to ``run_grid``. With ``n_seeds``
+        (at most this run's), the grid is this run's first ``n_seeds`` seeds, the rerun on those seeds only."""
+        if n_seeds is None:
+            n_seeds = self.n_seeds
+        if not 1 <= n_seeds <= self.n_seeds:
+            raise ValueError(f"n_seeds={n_seeds!r} is not allowed: expected 1 to this run's {self.n_seeds} seeds")
+        df = self.df if n_seeds == self.n_seeds else self.df[self.df["seed_index"] < n_seeds]
+        return under_window_rule(df, self.instances, self.policies, self.horizons, n_seeds, rule, seed=self.seed,
+                                 **grid_options)
 
-    def check_claims(self, ledger, grids, ordering_id: str, short: tuple, long: tuple, *, n_boot: int = 2000) -> None:
+    def check_claims(self, ledger, grids, ordering_id: str, short: tuple, long: tuple, *, n_boot: int = 2000,
+                     fewer_seeds: int | None = None) -> list[str]:
         """Record Figure 2's claims in ``ledger`` on every grid of ``grids``, a list of ``(grid, reading, default)``
         (the reading a grid stands for, and whether it is the claim's default): the ordering claim ``ordering_id``
         (:func:`ordering_outcome`), then the win-rate claims ``short`` and ``long``, each ``(claim id, threshold,
-        partly)`` (:func:`wins_outcome` at the shortest and the longest win-rate horizon, recorded with the setting T)."""
+        partly)`` (:func:`wins_outcome` at the shortest and the longest win-rate horizon, recorded with the setting T).
+
+        ``fewer_seeds`` (below this run's seeds; a reading run on fewer seeds than the main grid): each claim is also
+        judged on the first grid's first ``fewer_seeds`` seeds, not recorded; returns one line per claim whose verdict
+        differs there from the full grid's (an empty list: the cut changes no verdict of the default reading)."""
         judges = [(ordering_id, lambda d: ordering_outcome(d, n_boot=n_boot), None)]
         for T, (claim_id, threshold, partly) in zip((min(self.win_rate_horizons), max(self.win_rate_horizons)),
                                                     (short, long)):
             judges.append((claim_id, lambda d, T=T, t=threshold, p=partly: wins_outcome(d, T, t, partly=p, n_boot=n_boot),
                            {"T": T}))
+        flips = []
         for claim_id, judge, settings in judges:
             for grid, reading, default in grids:
-                ledger.check(claim_id, judge(grid), reading=reading, default=default, settings=settings)
+                outcome = ledger.check(claim_id, judge(grid), reading=reading, default=default, settings=settings)
+                if default and fewer_seeds is not None and fewer_seeds < self.n_seeds:
+                    cut = judge(grid[grid["seed_index"] < fewer_seeds])
+                    if cut.verdict != outcome.verdict:
+                        flips.append(f"{claim_id}: {outcome.verdict} on {self.n_seeds} seeds, {cut.verdict} on "
+                                     f"{fewer_seeds} ({cut.ours})")
+        if fewer_seeds is not None and fewer_seeds < self.n_seeds:
+            self.seed_cut = (fewer_seeds, flips)
+        return flips
 
     def win_rate(self, row: str, col: str, T: int) -> tuple[float, float, float]:
         """(win rate of ``row`` over ``col`` at T, interval low, interval high)."""
@@ -395,6 +416,11 @@ class Figure2:
                 lines.append(f"- T = {T:,}: CURE-UCB's mean regret is significantly lower than "
                              f"{int((d['ci_low'] > 0).sum())} of {len(d)} baselines (paired)"
                              + (f", significantly higher than {', '.join(better)}" if better else "") + ".")
+        if self.seed_cut is not None:
+            k, flips = self.seed_cut
+            lines.append(f"- A reading ran on the first {k} of the {self.n_seeds} seeds; judged on its first {k} seeds, the "
+                         "main grid gives " + (f"the same verdicts as on all {self.n_seeds}." if not flips else
+                                               "other verdicts: " + "; ".join(flips) + "."))
         return lines
 
 
