@@ -53,17 +53,56 @@ def _counting_savefig(fig, calls):
     fig.savefig = savefig
 
 
-def test_a_figure_is_saved_once_in_each_format(tmp_path):
+def _saved(folder, name, calls):
     fig, ax = plt.subplots()
     ax.plot([0, 1], [1, 0])
-    calls = []
     _counting_savefig(fig, calls)
-    png = plotting.save_figure(fig, "one", tmp_path)
-    assert sorted(calls) == ["pdf", "png"]
-    assert png == tmp_path / "figures" / "one.png" and (tmp_path / "figures" / "one.pdf").stat().st_size > 0
-    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == ["one.pdf", "one.png"]  # no temporary left
+    png = plotting.save_figure(fig, name, folder)
     assert plt.fignum_exists(fig.number)  # outside a notebook the figure stays open
     plt.close(fig)
+    return png
+
+
+@pytest.mark.parametrize("profile", ["smoke", "default", "interactive"])
+def test_a_page_only_profile_gets_the_png_alone(tmp_path, monkeypatch, profile):
+    monkeypatch.delenv("HB_FIGURE_FORMATS", raising=False)
+    calls = []
+    png = _saved(tmp_path / profile, "one", calls)
+    assert calls == ["png"]
+    assert png == tmp_path / profile / "figures" / "one.png" and png.stat().st_size > 0
+    assert sorted(p.name for p in png.parent.iterdir()) == ["one.png"]  # no PDF, no temporary left
+
+
+def test_the_paper_profile_gets_a_pdf_too_each_saved_once(tmp_path, monkeypatch):
+    monkeypatch.delenv("HB_FIGURE_FORMATS", raising=False)
+    calls = []
+    png = _saved(tmp_path / "paper", "one", calls)
+    assert sorted(calls) == ["pdf", "png"]
+    assert png == tmp_path / "paper" / "figures" / "one.png" and (png.parent / "one.pdf").read_bytes()[:5] == b"%PDF-"
+    assert sorted(p.name for p in png.parent.iterdir()) == ["one.pdf", "one.png"]  # no temporary left
+
+
+@pytest.mark.parametrize("value, formats", [("png,pdf", ["pdf", "png"]), (" PDF ", ["pdf", "png"]),
+                                            ("png", ["png"]), ("", ["png"])])
+def test_hb_figure_formats_adds_formats(tmp_path, monkeypatch, value, formats):
+    monkeypatch.setenv("HB_FIGURE_FORMATS", value)
+    calls = []
+    png = _saved(tmp_path / "smoke", "one", calls)
+    assert sorted(calls) == formats
+    assert sorted(p.name for p in png.parent.iterdir()) == [f"one.{f}" for f in formats]
+
+
+@pytest.mark.parametrize("value", ["svg", "png,jpg", "png;pdf"])
+def test_a_bad_hb_figure_formats_is_a_one_line_error(tmp_path, monkeypatch, value):
+    monkeypatch.setenv("HB_FIGURE_FORMATS", value)
+    fig, _ = plt.subplots()
+    with pytest.raises(ValueError) as err:
+        plotting.save_figure(fig, "one", tmp_path / "smoke")
+    plt.close(fig)
+    message = str(err.value)
+    assert "\n" not in message and message.startswith(f"HB_FIGURE_FORMATS={value!r} is not allowed")
+    assert message.endswith("expected a comma-separated list of png, pdf")
+    assert not (tmp_path / "smoke" / "figures").exists() or not any((tmp_path / "smoke" / "figures").iterdir())
 
 
 def test_in_a_notebook_the_saved_png_is_shown_and_the_figure_not_drawn_again(tmp_path, monkeypatch):
@@ -71,13 +110,14 @@ def test_in_a_notebook_the_saved_png_is_shown_and_the_figure_not_drawn_again(tmp
     import IPython.display
 
     shown = []
+    monkeypatch.delenv("HB_FIGURE_FORMATS", raising=False)
     monkeypatch.setattr(plotting, "_in_notebook", lambda: True)
     monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
     fig, ax = plt.subplots(figsize=(4, 3))
     ax.plot([0, 1], [1, 0])
     calls = []
     _counting_savefig(fig, calls)
-    png = plotting.save_figure(fig, "two", tmp_path)
+    png = plotting.save_figure(fig, "two", tmp_path / "paper")
     assert sorted(calls) == ["pdf", "png"]
     (image,) = shown
     assert image.data == png.read_bytes()

@@ -1,7 +1,7 @@
 """Seaborn figure helpers shared by the notebooks, and saving of figures and tables.
 
-``save_figure(fig, name, output_dir)`` writes ``figures/<name>.png`` and ``.pdf`` (and in a notebook shows
-the PNG it wrote);
+``save_figure(fig, name, output_dir)`` writes ``figures/<name>.png``, and ``.pdf`` in the paper profile or
+when ``$HB_FIGURE_FORMATS`` asks for it (and in a notebook shows the PNG it wrote);
 ``save_table(df, name, output_dir)`` writes ``tables/<name>.csv``. Both are atomic.
 ``mean_band(ax, x, mean, low, high, ...)`` draws a mean with its interval band.
 """
@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from .outputs import atomic_write, resolve_output_dir  # noqa: E402
+from .outputs import atomic_write, figure_formats, resolve_output_dir  # noqa: E402
 from .timing import charged  # noqa: E402
 from .stats import bootstrap_band  # noqa: E402
 
@@ -43,7 +43,14 @@ PNG_DPI = 150
 
 @charged("figures")
 def save_figure(fig, name: str, output_dir="") -> Path:
-    """Save ``fig`` as ``figures/<name>.png`` (150 dpi) and ``figures/<name>.pdf``; returns the PNG path.
+    """Save ``fig`` as ``figures/<name>.png`` (150 dpi), and as ``figures/<name>.pdf`` where a paper needs it;
+    returns the PNG path.
+
+    Formats (``outputs.figure_formats``): the PNG always (the pages show it); the PDF when the output folder
+    is the ``paper`` profile's (``outputs/paper``: its name, as for the claims' profile column) or when
+    ``$HB_FIGURE_FORMATS`` lists it (``HB_FIGURE_FORMATS=png,pdf hb run ...``; a format other than png and
+    pdf is a one-line error naming the variable). A PDF costs 0.7 to 1.4 CPU-s a figure (measured
+    2026-12-04), more than the PNG, and no page links one that was not written.
 
     In a notebook (matplotlib's inline backend) the cell shows the PNG just written, at the size the
     inline backend would show the figure (``figure.dpi``), and the figure is closed: the inline backend
@@ -52,8 +59,10 @@ def save_figure(fig, name: str, output_dir="") -> Path:
     (matplotlib's tight box costs a layout pass, not a draw), so both files are cut as before.
     """
     folder = resolve_output_dir(output_dir) / "figures"
+    formats = figure_formats(output_dir)
     png = atomic_write(folder / f"{name}.png", lambda tmp: fig.savefig(tmp, dpi=PNG_DPI, bbox_inches="tight", format="png"))
-    atomic_write(folder / f"{name}.pdf", lambda tmp: fig.savefig(tmp, bbox_inches="tight", format="pdf"))
+    if "pdf" in formats:
+        atomic_write(folder / f"{name}.pdf", lambda tmp: fig.savefig(tmp, bbox_inches="tight", format="pdf"))
     if _in_notebook():
         show_png(png.read_bytes(), fig.dpi / PNG_DPI)
         plt.close(fig)
