@@ -124,3 +124,70 @@ def test_in_a_notebook_the_saved_png_is_shown_and_the_figure_not_drawn_again(tmp
     width_px = int.from_bytes(image.data[16:20], "big")
     assert image.width == round(width_px * fig.dpi / plotting.PNG_DPI)  # the size the inline backend shows
     assert not plt.fignum_exists(fig.number)
+
+
+_THEME_PROBE = """
+import hashlib, json, sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+if sys.argv[2] == "perturbed":
+    plt.style.use("ggplot")  # a theme set before: every key the theme sets must be set again
+    matplotlib.rcParams.update({"font.family": ["serif"], "image.cmap": "magma"})
+if sys.argv[1] == "ours":
+    from horizonbandits import plotting
+    plotting.setup()
+    imported = sorted(m for m in ("seaborn", "scipy.stats") if m in sys.modules)
+else:
+    import seaborn as sns
+    sns.set_theme(context="notebook", style="whitegrid")
+    imported = None
+rc = {k: repr(v) for k, v in matplotlib.rcParams.items()}
+codes = {c: matplotlib.colors.to_rgba(c) for c in "bgrmyck"}
+fig, axes = plt.subplots(1, 3, figsize=(7, 2.5))
+for i in range(4):
+    axes[0].plot([0, 1, 2], [i, i + 1, i * 0.5], marker="o", label=f"line {i}")
+axes[0].plot([0, 2], [3, 0], "r--", label="r")
+axes[0].legend(title="legend")
+axes[0].set_title("title")
+axes[0].set_xlabel("x")
+axes[1].bar(["a", "b", "c"], [3, 1, 2], color="g")
+axes[2].imshow(np.arange(64.0).reshape(8, 8))
+fig.canvas.draw()
+pixels = hashlib.sha256(np.asarray(fig.canvas.buffer_rgba()).tobytes()).hexdigest()
+print(json.dumps({"rc": rc, "codes": codes, "pixels": pixels, "imported": imported}))
+"""
+
+
+def _theme(which: str, state: str) -> dict:
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(plotting.__file__).resolve().parents[1]), "MPLBACKEND": "Agg"}
+    out = subprocess.run([sys.executable, "-c", _THEME_PROBE, which, state], capture_output=True, text=True,
+                         check=True, env=env)
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("state", ["fresh", "perturbed"])
+def test_setup_sets_seaborns_theme_without_importing_seaborn(state):
+    ours, seaborns = _theme("ours", state), _theme("seaborn", state)
+    assert ours["imported"] == []  # neither seaborn nor scipy.stats at setup
+    differ = {k: (v, seaborns["rc"][k]) for k, v in ours["rc"].items() if v != seaborns["rc"][k]}
+    assert differ == {}
+    assert ours["codes"] == seaborns["codes"]
+    assert ours["pixels"] == seaborns["pixels"]  # the same figure, pixel for pixel (image.cmap included)
+
+
+def test_policy_palette_is_seaborns_tab10():
+    import seaborn as sns
+    for n in range(1, 26):
+        names = [f"p{i}" for i in range(n)]
+        colours = sns.color_palette("tab10", max(10, n))
+        expected = {name: colours[i % len(colours)] for i, name in enumerate(names)}
+        assert plotting.policy_palette(names) == expected
+    assert list(plotting.policy_palette()) == plotting.POLICY_ORDER
