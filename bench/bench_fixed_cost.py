@@ -24,7 +24,8 @@ Parts (the median over the repeats of each; the total is the median of the total
 - ``cells``: the notebook's own code outside the above;
 - ``figures``: ``plotting.save_figure`` and the inline display of figures after a cell;
 - ``waiting``: papermill's client in the worker, the kernel between cells, ``hb run``'s loop;
-- ``page/report``: the notebook's HTML page, and ``hb run``'s adoption of outputs and its reports;
+- ``page/report``: the notebook's HTML page (rendered by ``hb run`` itself once its worker has ended), and
+  ``hb run``'s adoption of outputs and its reports;
 - ``teardown``: the kernel's shutdown as seen by the worker, the worker's exit, and what no marker saw
   (interpreters finishing after their last marker, orphaned workers);
 - ``fixed``: everything but ``compute`` and ``cells`` (the notebook's own work, whatever it is: the
@@ -120,7 +121,7 @@ def run_once(name: str, profile: str, outputs: Path, timings: Path | None) -> di
     return parts
 
 
-HB_PARTS = ("hb start", "hb loop", "report")  # the hb run process's own (shared in --together mode)
+HB_PARTS = ("hb start", "hb loop", "page", "report")  # the hb run process's own (shared in --together mode)
 
 
 def run_together(names: list[str], profile: str, outputs: Path, timings: Path) -> dict[str, dict[str, float]]:

@@ -114,6 +114,15 @@ def test_user_mistakes_are_one_line(fixture_workbook, capsys, args, fragment):
     assert not (fixture_workbook / "outputs").exists()
 
 
+@pytest.mark.parametrize("args", [["run", "--profile", "smoke"], ["run", "--check"]])
+def test_a_bad_hb_figure_formats_stops_the_run_in_one_line(fixture_workbook, capsys, monkeypatch, args):
+    monkeypatch.setenv("HB_FIGURE_FORMATS", "png,svg")
+    code, _, err = hb(capsys, "--root", fixture_workbook, *args)
+    assert code == 2 and error_lines(err) == ["hb: error: HB_FIGURE_FORMATS='png,svg' is not allowed: unknown figure "
+                                              "format 'svg'; expected a comma-separated list of png, pdf"]
+    assert not (fixture_workbook / "outputs").exists()  # said before any notebook ran
+
+
 def test_missing_root_is_one_line(tmp_path, capsys):
     code, _, err = hb(capsys, "--root", tmp_path / "nowhere", "list")
     assert code == 2 and error_lines(err) == [f"hb: error: workbook root {tmp_path / 'nowhere'} has no notebooks/ folder"]

@@ -4,7 +4,8 @@ first hour", item 4).
 No kernel runs: a fake run of the fixture workbook writes each executed notebook by hand, as papermill
 leaves it in the staging folder (the injected ``output_dir`` and outputs that print the staging folder),
 with a figure and, for alpha_demo, claims recorded through ``claims.Ledger``; then the code of ``hb run``
-takes over: ``finish_staged_notebook`` renders the pages, ``adopt_outputs`` moves them into the profile
+takes over: the worker's ``finish_staged_notebook`` (which leaves the page to ``hb run``), then
+``render_staged_page`` renders the pages as ``hb run`` does, ``adopt_outputs`` moves them into the profile
 folder and ``write_reports`` writes ``claims.csv`` and ``index.html``.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ from nbformat.v4 import new_code_cell, new_output
 from horizonbandits import claims
 from horizonbandits import workbook as wbk
 from horizonbandits.claims import rules
-from horizonbandits.workbook.execute import finish_staged_notebook
+from horizonbandits.workbook.execute import finish_staged_notebook, render_staged_page
 from horizonbandits.workbook.pages import relative_paths
 from horizonbandits.workbook.report import LEDGER_CLIP
 
@@ -81,8 +82,11 @@ def run(tmp_path_factory, copy_workbook):
                 # an error message naming a file of the run: the index must say it relative
                 result.error = f"FileNotFoundError: no such file: '{profile_dir}/tables/gamma_crash_in.csv'"
                 result.failed_cell = 3
-            result = finish_staged_notebook(task, result)
+            result = finish_staged_notebook(task, result, render_page=False)  # as hb run's worker does
+            assert not task.staged_html.exists()  # the page is hb run's to render
+            result = render_staged_page(task, result)
             assert result.html_error is None, result.html_error
+            assert task.staged_html.is_file()
             results.append(wbk.adopt_outputs(task, result, records={}))
             plans.append(wbk.Plan(info.name, info.title, info.description, None, {}, {}))
         wbk.write_reports(wb, "smoke", plans, results, merge=False, git={"commit": "abc", "dirty": False},

@@ -114,3 +114,33 @@ def test_log_line_is_the_least_squares_line_in_logs():
     assert intercept == pytest.approx(np.mean(np.log(y)) - b * np.mean(np.log(x)), rel=1e-12)
     assert stats.log_line(x, 2.0 * x, 1.0) == pytest.approx((math.log(2.0), 1.0), rel=1e-12)
     assert stats.log_line(x, 5.0 * np.ones(4), 0)[0] == pytest.approx(math.log(5.0))  # the vertical shift of a reference
+
+
+def test_the_quantiles_are_scipy_stats_bit_for_bit():
+    """normal_quantile and student_t_quantile avoid importing scipy.stats; they must give its numbers exactly."""
+    from scipy.stats import t
+    rng = np.random.default_rng(33)
+    q = np.concatenate([rng.random(20_000), np.linspace(0, 1, 2_001), 10.0 ** -np.arange(1, 300, 7.0),
+                        1 - 10.0 ** -np.arange(1, 17), [0.0, 1.0, 0.5, 0.975, 0.995, 0.9, 1e-300, -0.1, 1.1, np.nan]])
+    for level in (0.5, 0.8, 0.9, 0.95, 0.99, 0.999):  # what the functions ask for: 0.5 + level / 2, as they compute it
+        q = np.append(q, 0.5 + level / 2)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(stats.normal_quantile(q), norm.ppf(q))
+        for df in [1, 2, 3, 5, 9, 10, 39, 40, 99, 100, 1_499, 10**6, 1e12, 0.5]:
+            np.testing.assert_array_equal(stats.student_t_quantile(q, df), t.ppf(q, df), err_msg=f"df={df}")
+    assert type(stats.normal_quantile(0.975)) is type(norm.ppf(0.975))  # a numpy float, as before
+    assert stats.student_t_quantile(0.975, 9) == t.ppf(0.975, 9) and stats.normal_quantile(0.975) == norm.ppf(0.975)
+
+
+def test_stats_does_not_import_scipy_stats():
+    import subprocess
+    import sys
+    code = ("import sys, numpy as np; from horizonbandits import stats; "
+            "stats.mean_estimate([1.0, 2.0, 4.0]); stats.proportion_estimate(3, 10); stats.normal_interval([1.0, 2.0]); "
+            "stats.slope([1, 2, 4, 8], [1.0, 2.1, 3.9, 8.3]); stats.binomial_half_width(0.3, 100); "
+            "print('scipy.stats' in sys.modules)")
+    import os
+    from pathlib import Path
+    env = {**os.environ, "PYTHONPATH": str(Path(stats.__file__).resolve().parents[1])}  # this checkout's package
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "False"

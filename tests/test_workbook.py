@@ -198,6 +198,9 @@ def test_index_groups_figures_and_escapes(fixture_workbook, tmp_path):
     other = page.split('id="other-files"')[1]
     assert 'src="figures/alpha_demo_line.png"' in alpha and 'href="tables/alpha_demo_values.csv"' in alpha
     assert 'src="figures/beta_range_bars.png"' in beta and "alpha_demo" not in beta
+    # a figure's PDF is linked when it was written (the paper profile, $HB_FIGURE_FORMATS), never otherwise
+    assert 'href="figures/alpha_demo_line.pdf"' in alpha
+    assert ".pdf" not in beta and ".pdf" not in other
     assert 'src="figures/stray.png"' in other
     assert "http://" not in page and "https://" not in page  # self-contained
 

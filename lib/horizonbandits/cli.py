@@ -22,6 +22,7 @@ from pathlib import Path
 
 from . import timing
 from . import workbook as wbk
+from .outputs import requested_figure_formats
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -164,6 +165,10 @@ def _cmd_run(wb: wbk.Workbook, args, argv) -> int:
     if args.jobs < 1:
         raise wbk.WorkbookError(f"--jobs={args.jobs} is not allowed: expected an integer >= 1")
     cluster = _cluster_address(args)
+    try:  # the kernels read it when they save a figure; a bad value is said once here, before any runs
+        requested_figure_formats()
+    except ValueError as exc:
+        raise wbk.WorkbookError(str(exc)) from None
     if args.check:
         plans = wbk.plan_run(wb, args.profile, wb.select(args.only))
         for plan in plans:

@@ -12,6 +12,9 @@ import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+FIGURE_FORMATS_ENV = "HB_FIGURE_FORMATS"
+FIGURE_FORMATS = ("png", "pdf")  # what plotting.save_figure can write, in the order it writes them
+PDF_PROFILES = ("paper",)  # output folders (profiles) whose figures a paper takes: PDF as well as PNG
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -21,6 +24,30 @@ def resolve_output_dir(output_dir: str | os.PathLike = "") -> Path:
     path = Path(output_dir) if str(output_dir) else REPO_ROOT / "outputs" / "interactive"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def requested_figure_formats(value: str | None = None) -> tuple[str, ...]:
+    """The figure formats ``$HB_FIGURE_FORMATS`` (or ``value``) asks for: a comma-separated list of
+    ``FIGURE_FORMATS`` (case and spaces ignored; unset or empty asks for none). A format it does not know
+    is a one-line ValueError naming the variable and the allowed formats."""
+    text = os.environ.get(FIGURE_FORMATS_ENV, "") if value is None else value
+    asked = [item.strip().lower() for item in text.split(",")]
+    asked = [item for item in asked if item]
+    unknown = [item for item in asked if item not in FIGURE_FORMATS]
+    if unknown:
+        raise ValueError(f"{FIGURE_FORMATS_ENV}={text!r} is not allowed: unknown figure format {unknown[0]!r}; "
+                         f"expected a comma-separated list of {', '.join(FIGURE_FORMATS)}")
+    return tuple(dict.fromkeys(asked))
+
+
+def figure_formats(output_dir: str | os.PathLike = "") -> tuple[str, ...]:
+    """The formats a figure saved into ``output_dir`` is written in: PNG always (the pages show it), PDF when
+    the output folder is a paper profile's (its name, as ``claims.Ledger`` reads the profile, is in
+    ``PDF_PROFILES``), and whatever ``$HB_FIGURE_FORMATS`` adds."""
+    wanted = {"png", *requested_figure_formats()}
+    if resolve_output_dir(output_dir).name in PDF_PROFILES:
+        wanted.add("pdf")
+    return tuple(f for f in FIGURE_FORMATS if f in wanted)
 
 
 def atomic_write(path: str | os.PathLike, write) -> Path:

@@ -25,13 +25,28 @@ import pandas as pd
 from .errors import check_choice, check_real
 
 
+def normal_quantile(q):
+    """The standard normal's quantile at ``q``: ``scipy.stats.norm.ppf(q)`` bit for bit (scipy.stats computes it
+    with ``scipy.special.ndtri``; ``tests/test_stats.py`` checks the equality), without importing scipy.stats,
+    which costs a notebook about 1 CPU-s of imports."""
+    from scipy.special import ndtri
+    return ndtri(q)
+
+
+def student_t_quantile(q, df):
+    """Student's t quantile at ``q`` with ``df`` degrees of freedom: ``scipy.stats.t.ppf(q, df)`` bit for bit
+    (``scipy.special.stdtrit``, as scipy.stats computes it, which also gives -inf at ``q = 0`` where stdtrit
+    says +inf), without importing scipy.stats."""
+    from scipy.special import stdtrit
+    return np.where(np.asarray(q) == 0, -np.inf, stdtrit(df, q))[()]
+
+
 def normal_interval(values, axis=0, level: float = 0.95):
     """Mean and normal-approximation confidence half-width along ``axis`` (half-width 0 for one value)."""
-    from scipy.stats import norm
     values = np.asarray(values, dtype=float)
     n = values.shape[axis]
     mean = values.mean(axis=axis)
-    half = norm.ppf(0.5 + level / 2) * values.std(axis=axis, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(mean)
+    half = normal_quantile(0.5 + level / 2) * values.std(axis=axis, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(mean)
     return mean, half
 
 
@@ -106,13 +121,12 @@ class Estimate:
 
 def mean_estimate(values, unit: str = "seeds", level: float = 0.95, percent: bool = False) -> Estimate:
     """Mean of ``values`` with a Student-t interval (degenerate interval for one value or no spread)."""
-    from scipy.stats import t as student_t
     level = check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
     x = np.asarray(values, dtype=float).ravel()
     if x.size == 0:
         raise ValueError("values=[] is not allowed: an estimate needs at least one value")
     m = float(x.mean())
-    half = float(student_t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else 0.0
+    half = float(student_t_quantile(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else 0.0
     return Estimate(m, m - half, m + half, x.size, unit, level, percent)
 
 
@@ -130,17 +144,15 @@ def bootstrap_estimate(values, unit: str = "instances", n_boot: int = 2000, leve
 def binomial_half_width(p: float, n: int, level: float = 0.95) -> float:
     """Normal-approximation half-width of a share ``p`` measured on ``n`` units: the sampling error a
     paper's reported share carries when the paper gives its sample size but no interval."""
-    from scipy.stats import norm
-    return float(norm.ppf(0.5 + level / 2) * math.sqrt(p * (1 - p) / n))
+    return float(normal_quantile(0.5 + level / 2) * math.sqrt(p * (1 - p) / n))
 
 
 def proportion_estimate(successes: int, n: int, unit: str = "runs", level: float = 0.95) -> Estimate:
     """Share ``successes / n`` with a Wilson score interval (sensible at 0 % and 100 %)."""
-    from scipy.stats import norm
     n = int(n)
     if n <= 0 or not 0 <= successes <= n:
         raise ValueError(f"successes={successes!r}, n={n!r} is not allowed: expected 0 <= successes <= n and n >= 1")
-    z = norm.ppf(0.5 + level / 2)
+    z = normal_quantile(0.5 + level / 2)
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
@@ -244,14 +256,13 @@ def paired_differences(df: pd.DataFrame, baseline: str, by_instance: bool = Fals
     baseline. With ``by_instance=True``: per (policy, T, instance), the mean difference over seeds
     with a normal-approximation interval over seeds.
     """
-    from scipy.stats import norm
     level = check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
     if baseline not in set(df["policy"]):
         raise ValueError(f"baseline={baseline!r} is not allowed: expected one of {sorted(set(df['policy']))}")
     wide = df.pivot_table(index=["T", "problem", "seed_index"], columns="policy", values="regret", observed=True)
     diffs = wide.drop(columns=baseline).sub(wide[baseline], axis=0)
     rows = []
-    z = norm.ppf(0.5 + level / 2)
+    z = normal_quantile(0.5 + level / 2)
     for T, sub in diffs.groupby(level="T"):
         per_inst = sub.groupby(level="problem")
         means = per_inst.mean()
@@ -301,7 +312,6 @@ def log_slope(x, y, y_se=None, level: float = 0.95, fit_error: bool = True) -> E
     for a part of a grid whose curvature is judged otherwise (the halves of
     :func:`horizonbandits.claims.rules.slope_matches`).
     """
-    from scipy.stats import t as student_t
     lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
     if lx.size < 3 and (y_se is None or lx.size < 2):
         raise ValueError(f"x has {lx.size} points: a slope with an interval needs at least 3 (2 with y_se)")
@@ -316,10 +326,9 @@ def log_slope(x, y, y_se=None, level: float = 0.95, fit_error: bool = True) -> E
         rel = np.asarray(y_se, float) / np.asarray(y, float)
         se_points = math.sqrt(float(np.sum((weights * rel) ** 2)))
     if se_fit >= se_points:
-        half = student_t.ppf(0.5 + level / 2, lx.size - 2) * se_fit
+        half = student_t_quantile(0.5 + level / 2, lx.size - 2) * se_fit
     else:  # the points' own errors dominate: a normal quantile
-        from scipy.stats import norm
-        half = norm.ppf(0.5 + level / 2) * se_points
+        half = normal_quantile(0.5 + level / 2) * se_points
     return Estimate(b, b - half, b + half, lx.size, "horizons", level)
 
 
@@ -386,7 +395,6 @@ def mean_intervals(df: pd.DataFrame, by=("T", "policy"), value: str = "regret", 
     Columns: the ``by`` columns, ``name`` (default ``mean_<value>``), ci_low, ci_high, half_width, se (the standard
     error of the mean, sd / sqrt(n), 0 for one value), n; one row per group in sorted order.
     """
-    from scipy.stats import t as student_t
     level = check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
     check_choice("interval", interval, INTERVALS)
     if value not in df:
@@ -401,7 +409,7 @@ def mean_intervals(df: pd.DataFrame, by=("T", "policy"), value: str = "regret", 
             mean, half = normal_interval(values, level=level)
         else:  # as mean_estimate computes it
             mean = float(values.mean())
-            half = float(student_t.ppf(0.5 + level / 2, n - 1) * values.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
+            half = float(student_t_quantile(0.5 + level / 2, n - 1) * values.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
         se = values.std(ddof=1) / np.sqrt(n) if n > 1 else 0.0
         rows.append({**dict(zip(by, key)), name: mean, "ci_low": mean - half, "ci_high": mean + half,
                      "half_width": half, "se": se, "n": len(sub)})

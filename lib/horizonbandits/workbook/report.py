@@ -205,12 +205,13 @@ def _gallery(files: dict[str, list[str]], profile_dir: Path | None = None) -> st
     if files.get("figures"):
         items = []
         for png in files["figures"]:
-            pdf = png[:-4] + ".pdf"
+            pdf = png[:-4] + ".pdf"  # written only in the paper profile or when $HB_FIGURE_FORMATS asks for it
+            pdf_link = f' (<a href="{_e(pdf)}">pdf</a>)' if profile_dir is not None and (profile_dir / pdf).is_file() else ""
             size = _png_size(profile_dir / png) if profile_dir is not None else None
             wide = size is not None and (size[0] > WIDE_ASPECT * size[1] or size[0] > WIDE_PIXELS)
             items.append(f'<figure class="{"wide" if wide else "half"}"><a href="{_e(png)}" title="open full size">'
                          f'<img src="{_e(png)}" alt="{_e(Path(png).stem)}" loading="lazy"></a>'
-                         f'<figcaption>{_e(Path(png).stem)} (<a href="{_e(pdf)}">pdf</a>)</figcaption></figure>')
+                         f"<figcaption>{_e(Path(png).stem)}{pdf_link}</figcaption></figure>")
         parts.append('<div class="gallery">' + "".join(items) + "</div>")
     if files.get("tables"):
         links = ", ".join(f'<a href="{_e(csv)}">{_e(Path(csv).name)}</a>' for csv in files["tables"])

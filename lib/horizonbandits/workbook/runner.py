@@ -5,7 +5,8 @@
 - Each notebook runs in a worker process of its own session (``worker.py``): the terminal's Ctrl-C
   reaches this process only, which then stops every running worker (SIGTERM, SIGKILL after a
   grace period), starts nothing new, prints one line and returns 130.
-- After each notebook: its outputs are adopted (only a success replaces the previous ones) and
+- After each notebook: its page is rendered here (``execute.render_staged_page``: nbconvert's start is paid
+  once per run, not once per notebook), its outputs are adopted (only a success replaces the previous ones) and
   ``manifest.json``, ``claims.csv`` and ``index.html`` are rewritten, so an interrupted run keeps
   what finished.
 - With ``--jobs N`` > 1, in a profile that has ``params/<profile>/expected_seconds.json`` (the paper
@@ -37,7 +38,7 @@ from pathlib import Path
 from .. import timing
 from .base import WorkbookError, disk_full_text, is_disk_full, mentions_disk_full, now, one_line
 from .cluster import check_scheduler
-from .execute import Result, Task, adopt_outputs, describe_failure
+from .execute import Result, Task, adopt_outputs, describe_failure, render_staged_page
 from .worker import EXIT_DISK_FULL
 from .locate import Workbook
 from .pages import install_assets
@@ -360,6 +361,9 @@ class _Run:
                        if proc.returncode == EXIT_DISK_FULL else
                        f"the worker process ended with status {proc.returncode} without a result")
                 result = Result(name, "failed", 0.0, now(), traceback_tail=[f"worker: {ln}" for ln in tail], error=why)
+            else:  # the worker finished the notebook; its page is rendered here, once per hb run's process
+                with timing.part("page"):
+                    result = render_staged_page(task, result)
             records = recorded_outputs(read_manifest(self.profile_dir / "manifest.json"))
             with timing.part("report"):
                 result = adopt_outputs(task, result, records)

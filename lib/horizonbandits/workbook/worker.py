@@ -1,4 +1,5 @@
-"""The worker process of ``hb run``: executes one notebook (``execute.execute_notebook``).
+"""The worker process of ``hb run``: executes one notebook (``execute.execute_notebook``); ``hb run`` renders
+its page when the worker has ended (``execute.render_staged_page``).
 
     python -m horizonbandits.workbook.worker TASK.pickle RESULT.pickle PARENT_PID
 
@@ -49,7 +50,7 @@ def _main(argv: list[str]) -> int:
     # Quieter kernels: no jupyter path-migration notice, no debugger frozen-modules warning.
     os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    result = execute_notebook(task)
+    result = execute_notebook(task, render_page=False)  # hb run renders the page (execute.render_staged_page)
 
     def write(tmp):
         with open(tmp, "wb") as fh:
