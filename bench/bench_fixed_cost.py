@@ -17,6 +17,8 @@ notebooks run one at a time, in the order given; a worker writes its lines last,
 Parts (the median over the repeats of each; the total is the median of the totals):
 
 - ``hb start``: ``hb run`` until it starts the worker, and the worker until it calls papermill;
+- ``kernel pool``: ``hb run``'s kernel pool (``workbook.kernel_pool``): its start and imports, shared by the
+  notebooks in ``--together`` mode (with one notebook there is no pool);
 - ``kernel start``: launching the kernel, and the kernel until its first cell (ipykernel's own start);
 - ``imports``: every import made in the kernel (the outermost one, wherever it happens);
 - ``numba load``: compiled kernels loaded from numba's cache;
@@ -53,10 +55,11 @@ sys.path.insert(0, str(ROOT / "lib"))
 
 from horizonbandits import timing  # noqa: E402
 
-PARTS = ["hb start", "kernel start", "imports", "numba load", "compute", "cells", "figures", "waiting",
+PARTS = ["hb start", "kernel pool", "kernel start", "imports", "numba load", "compute", "cells", "figures", "waiting",
          "page/report", "teardown"]
 GROUP = {"hb start": "hb start", "worker start": "hb start", "kernel launch": "kernel start",
-         "kernel start": "kernel start", "imports": "imports", "numba load": "numba load", "compute": "compute",
+         "kernel start": "kernel start", "kernel pool": "kernel pool", "imports": "imports", "numba load": "numba load",
+         "compute": "compute",
          "cells": "cells", "figures": "figures", "display": "figures", "papermill": "waiting",
          "kernel idle": "waiting", "hb loop": "waiting", "page": "page/report", "report": "page/report",
          "teardown": "teardown", "worker exit": "teardown"}
@@ -154,8 +157,9 @@ def run_together(names: list[str], profile: str, outputs: Path, timings: Path) -
     if len(workers) != len(names) or len(kernels) != len(names) or len(hb_pids) != 1:
         raise SystemExit(f"found {len(workers)} workers and {len(kernels)} kernels' timings, expected {len(names)}")
     shared = dict.fromkeys(PARTS, 0.0)
-    for part, sec in by_pid[hb_pids[0]]:
-        shared[GROUP[part]] += sec
+    for pid in hb_pids + having("kernel pool"):  # hb run's own and its kernel pool's: shared by the notebooks
+        for part, sec in by_pid[pid]:
+            shared[GROUP[part]] += sec
     rows = []
     for worker, kernel in zip(workers, kernels):  # a kernel writes during its run, its worker when it ends
         row = dict.fromkeys(PARTS, 0.0)
@@ -179,7 +183,7 @@ def median_parts(runs: list[dict]) -> dict[str, float]:
 
 def table(rows: dict[str, dict[str, float]]) -> str:
     cols = PARTS + ["fixed", "total"]
-    short = {"hb start": "hb", "kernel start": "kernel", "imports": "imports", "numba load": "numba",
+    short = {"hb start": "hb", "kernel pool": "pool", "kernel start": "kernel", "imports": "imports", "numba load": "numba",
              "compute": "compute", "cells": "cells", "figures": "figures", "waiting": "waiting",
              "page/report": "page", "teardown": "teardown", "fixed": "FIXED", "total": "total"}
     width = max(len(n) for n in rows) + 1

@@ -104,6 +104,15 @@ def flush() -> None:
             os.close(fd)
 
 
+def forked() -> None:
+    """In a process just forked (``workbook.kernel_pool``): forget the parent's parts; its CPU time is the
+    parent's, and this process's own count starts again from zero."""
+    global _last
+    _acc.clear()
+    _stack[:] = ["start"]
+    _last = 0.0
+
+
 if _FILE is not None:
     atexit.register(flush)
 

@@ -152,8 +152,11 @@ def stop_with_parent(parent_pid: int) -> None:
 
 def _kernel_manager_logging_to(log):
     """A kernel manager whose kernels write their stderr (ipykernel's own log) to ``log`` instead
-    of the terminal ``hb`` draws on, and which remembers its kernels so they can be killed."""
+    of the terminal ``hb`` draws on, which remembers its kernels so they can be killed, and whose kernels
+    come from ``hb run``'s kernel pool when there is one (``kernel_pool``)."""
     from jupyter_client.manager import AsyncKernelManager
+
+    from .kernel_pool import client_command
 
     class KernelManagerWithLog(AsyncKernelManager):
         async def start_kernel(self, **kw):
@@ -165,6 +168,10 @@ def _kernel_manager_logging_to(log):
         async def shutdown_kernel(self, *a, **kw):
             with timing.part("teardown"):
                 return await super().shutdown_kernel(*a, **kw)
+
+        def format_kernel_cmd(self, extra_arguments=None):
+            # Through hb run's kernel pool when it has one: the kernel is forked there, imports done.
+            return client_command(super().format_kernel_cmd(extra_arguments))
 
     return KernelManagerWithLog
 
@@ -223,13 +230,16 @@ def execute_notebook(task: Task, render_page: bool = True) -> Result:
 
 def timing_arguments() -> list[str]:
     """With ``$HB_TIMINGS`` set, the kernel's option that loads ``horizonbandits.timing`` by its path before the
-    first cell (so importing it costs no package import) and marks the kernel's parts; else none."""
+    first cell (so importing it costs no package import; a kernel of the pool has it) and marks the kernel's
+    parts; else none."""
     if not timing.enabled():
         return []
-    code = ("import importlib.util as _u, sys as _s; "
-            f"_p = _u.spec_from_file_location('horizonbandits.timing', {timing.__file__!r}); "
-            "_m = _s.modules['horizonbandits.timing'] = _u.module_from_spec(_p); _p.loader.exec_module(_m); "
-            "_m.kernel_ready(); del _u, _s, _p, _m")
+    # A kernel forked by the kernel pool has the module already (reset by ``timing.forked``): the one the
+    # package's modules imported there, so their parts (figures, compute) are counted by the same module.
+    code = ("import importlib.util as _u, sys as _s; _m = _s.modules.get('horizonbandits.timing'); "
+            f"_p = None if _m else _u.spec_from_file_location('horizonbandits.timing', {timing.__file__!r}); "
+            "_m = _s.modules['horizonbandits.timing'] = _m or _u.module_from_spec(_p); "
+            "_p and _p.loader.exec_module(_m); _m.kernel_ready(); del _u, _s, _p, _m")
     return [f"--IPKernelApp.exec_lines={code}"]
 
 

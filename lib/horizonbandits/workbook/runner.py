@@ -16,6 +16,8 @@
   notebook listed under ``"_after"`` there waits for the notebooks whose cached results it re-uses. The
   numbers a notebook computes do not depend on the order. Without that file the notebooks start in the
   order given.
+- With two notebooks or more (on Linux, unless ``HB_KERNEL_POOL=0``), the kernels are forked from one process that
+  has imported what the notebooks import (``kernel_pool``), so those imports are paid once per run.
 - Kernels see ``HB_CACHE_DIR`` (the outputs folder's ``cache/`` unless the user set it) and, with
   ``--cluster``, ``HB_DASK_ADDRESS``, once a scheduler has answered there (``cluster.check_scheduler``).
 """
@@ -36,6 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .. import timing
+from . import kernel_pool
 from .base import WorkbookError, disk_full_text, is_disk_full, mentions_disk_full, now, one_line
 from .cluster import check_scheduler
 from .execute import Result, Task, adopt_outputs, describe_failure, render_staged_page
@@ -268,6 +271,10 @@ class _Run:
         pending = deque(runnable)
         t0 = time.perf_counter()
         previous = self._catch_signals()
+        pool = None
+        if kernel_pool.wanted(self.env, len(runnable)):  # the kernels' imports done once (kernel_pool)
+            pool = kernel_pool.KernelPool(self.env, self.wb.notebooks_dir)
+            self.env = {**self.env, kernel_pool.SOCKET_ENV: pool.socket}
         try:
             with tqdm(total=len(self.plans), desc=f"hb run {self.profile}", unit="notebook", file=sys.stderr) as bar:
                 self.bar = bar
@@ -298,6 +305,9 @@ class _Run:
         finally:
             self._restore_signals(previous)
             shutil.rmtree(self.running_dir, ignore_errors=True)
+            problem = pool.close() if pool is not None else None
+            if problem:
+                print(f"hb: warning: {problem}; the kernels started without it", file=sys.stderr)
         failed = [r.name for r in self.results if r.status != "ok"]
         if self.index_path is None:
             self._write_reports()
