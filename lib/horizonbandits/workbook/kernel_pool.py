@@ -305,7 +305,7 @@ def _die_with_client(lifeline: int) -> None:
     os.killpg(0, signal.SIGKILL)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str]) -> None:
     timing.begin("kernel pool")
     socket_path, parent_pid = argv[0], int(argv[1])
     pool = _Pool(socket_path, parent_pid)
@@ -313,8 +313,21 @@ def main(argv: list[str]) -> int:
     os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)
     preload()
     pool.serve()
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    status = 1
+    try:
+        main(sys.argv[1:])
+        status = 0
+    except SystemExit as stop:  # SIGTERM from hb run
+        status = stop.code if isinstance(stop.code, int) else 0
+    except BaseException:  # noqa: BLE001 - into the pool's log; hb run says the pool ended
+        import traceback
+
+        traceback.print_exc()
+    finally:  # in the pool only (a kernel ends in _become_kernel): nothing to tear down, so skip the teardown
+        timing.flush()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
