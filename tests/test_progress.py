@@ -28,7 +28,9 @@ def test_choice_of_bar():
     assert notebook.IProgress is not None, "ipywidgets is a dependency: tqdm's notebook bar must be usable"
     assert progress.choose_bar({"JPY_SESSION_NAME": "/w/nb.ipynb"}, in_kernel=True) is notebook.tqdm
     # the loops of the workbook use the chosen bar (the text bar here, in pytest)
-    assert progress.tqdm is text_bar and results_module.tqdm is progress.tqdm  # the seed loop of every simulate
+    assert progress.chosen_bar() is text_bar and results_module.tqdm is progress.tqdm  # every simulate's seed loop
+    with progress.tqdm(total=1, disable=True) as bar:
+        assert type(bar) is text_bar
 
 
 def _execute(tmp_path, monkeypatch, session_name):

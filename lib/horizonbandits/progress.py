@@ -10,6 +10,7 @@ inherits the variable; that case gets widget bars in its executed notebooks.
 """
 from __future__ import annotations
 
+import functools
 import os
 
 from tqdm.std import tqdm as text_bar
@@ -35,5 +36,14 @@ def choose_bar(environ=None, in_kernel: bool | None = None):
     return notebook.tqdm if notebook.IProgress is not None else text_bar  # IProgress is None without ipywidgets
 
 
-#: What ``from horizonbandits.progress import tqdm`` gives: chosen once, when the module is imported.
-tqdm = choose_bar()
+@functools.cache
+def chosen_bar():
+    """:func:`choose_bar` for this process, asked at its first bar and then kept."""
+    return choose_bar()
+
+
+def tqdm(*args, **kwargs):
+    """What ``from horizonbandits.progress import tqdm`` gives: a bar of :func:`chosen_bar`'s class. The class is
+    chosen at the first bar, not when this module is imported: ``hb run``'s kernel pool imports it before a
+    kernel's shell exists (``workbook.kernel_pool``)."""
+    return chosen_bar()(*args, **kwargs)

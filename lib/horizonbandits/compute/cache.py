@@ -41,12 +41,12 @@ from ..outputs import REPO_ROOT, atomic_write
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 # Files and folders of the package that cannot change a grid's numbers: the command line, the
-# workbook runner, figures, claims, statistics over finished tables, and the runner's own
+# workbook runner, figures, progress bars, claims, statistics over finished tables, and the runner's own
 # bookkeeping (cache, executor, the cached task loop, ``experiments.run_grid``'s dispatch and reshaping
 # of finished tables, the package's re-exports), and Figure 2's tables and figures over a finished grid.
 # Everything else (models, policies, rng, seeds, the task functions) is in the key, so a new
 # numerical module is covered without touching this list.
-NOT_NUMERICAL = ("cli.py", "workbook", "plotting.py", "claims", "outputs.py", "testing.py",
+NOT_NUMERICAL = ("cli.py", "workbook", "plotting.py", "progress.py", "claims", "outputs.py", "testing.py",
                  "stats.py", "_numba_cache.py", "timing.py", "compute", "experiments/__init__.py", "experiments/grid.py",
                  "experiments/figure2.py", "experiments/ablations.py")
 
