@@ -1,10 +1,10 @@
 """``hb run``'s kernel pool: the notebooks' kernels forked from one process that has already imported what they import.
 
 A fresh kernel (``python -m ipykernel_launcher``) spent about 1.9 CPU-s on its start and imports (ipykernel, numpy,
-pandas, matplotlib, numba, seaborn, the package), paid once per notebook; forked from the pool, 0.5 with its share of the pool (measured
-2026-12-04, docs/performance.md: the fixed cost per warm notebook 4.05 -> 2.71 CPU-s). With two or more notebooks to run, ``hb run``
-starts one pool process (``python -m horizonbandits.workbook.kernel_pool``, see :class:`KernelPool`) that imports
-:data:`PRELOAD` once and forks a kernel for each notebook that asks.
+pandas, matplotlib, numba, seaborn, the package), paid once per notebook; forked from the pool, 0.5 with its share of
+the pool (measured 2026-12-04, docs/performance.md: the fixed cost per warm notebook 4.05 -> 2.71 CPU-s). With two
+or more notebooks to run, ``hb run`` starts one pool process (``python -m horizonbandits.workbook.kernel_pool``, see
+:class:`KernelPool`) that imports :data:`PRELOAD` once and forks a kernel for each notebook that asks.
 
 How a kernel is asked for. The worker's kernel manager (``execute``) launches, instead of the kernel spec's
 command, ``python -S -I kernel_client.py SOCKET <that command>`` (:func:`client_command`). The client sends the
