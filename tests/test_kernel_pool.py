@@ -66,6 +66,14 @@ def test_the_pool_serves_only_its_own_interpreter_and_options():
     assert kernel_pool.kernel_arguments([sys.executable, "-c", "pass"]) is None
 
 
+def test_a_run_never_hands_on_another_runs_pool(tmp_path):
+    from horizonbandits import workbook as wbk
+
+    wb = wbk.Workbook(tmp_path / "wb", tmp_path / "out")
+    env = wbk.kernel_environment(wb, None, base={kernel_pool.SOCKET_ENV: "/tmp/hb-kernels-x/pool.sock", "PATH": "/bin"})
+    assert kernel_pool.SOCKET_ENV not in env and env["PATH"] == "/bin"
+
+
 def test_wanted_needs_two_notebooks_and_not_the_switch():
     assert kernel_pool.wanted({}, 2) == sys.platform.startswith("linux")
     assert not kernel_pool.wanted({}, 1)

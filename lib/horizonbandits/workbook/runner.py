@@ -206,6 +206,8 @@ def kernel_environment(wb: Workbook, cluster: str | None = None, base: dict | No
         env[CLUSTER_ENV] = cluster
     if wb.catalogue_file is not None:
         env["HB_CATALOGUE"] = str(wb.catalogue_file)
+    # A kernel pool is a run's own: an hb run started from a kernel of another run does not use that run's pool.
+    env.pop(kernel_pool.SOCKET_ENV, None)
     # Quieter kernels: no jupyter path-migration notice, no debugger frozen-modules warning.
     env.setdefault("JUPYTER_PLATFORM_DIRS", "1")
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
