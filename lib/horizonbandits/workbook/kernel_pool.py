@@ -2,7 +2,7 @@
 
 A fresh kernel (``python -m ipykernel_launcher``) spent about 1.9 CPU-s on its start and imports (ipykernel, numpy,
 pandas, matplotlib, numba, seaborn, the package), paid once per notebook; forked from the pool, 0.5 with its share of
-the pool (measured 2026-12-04, docs/performance.md: the fixed cost per warm notebook 4.05 -> 2.71 CPU-s). With two
+the pool (measured 2026-12-04, docs/performance.md: the fixed cost per warm notebook 4.04 -> 2.71 CPU-s). With two
 or more notebooks to run, ``hb run`` starts one pool process (``python -m horizonbandits.workbook.kernel_pool``, see
 :class:`KernelPool`) that imports :data:`PRELOAD` once and forks a kernel for each notebook that asks.
 
@@ -19,8 +19,8 @@ the command), the client executes the command itself and the kernel is an ordina
 The same numbers: the modules a notebook imports are the same modules, imported before its first cell instead of
 during it; nothing is computed in the pool. ``MPLBACKEND`` is set before matplotlib is imported, to the inline
 backend ipykernel sets, and the backend itself is only resolved in the kernel (matplotlib does it at the first
-figure), so the inline display hooks are installed in the kernel's own shell. The test suite runs a notebook with
-figures and tables both ways and compares them (``tests/test_kernel_pool.py``).
+figure), so the inline display hooks are installed in the kernel's own shell. The test suite runs two notebooks
+both ways, compares their tables and checks that each shows its figure inline (``tests/test_kernel_pool.py``).
 
 Linux only (forking a process that has loaded numpy or matplotlib is not safe on macOS); ``HB_KERNEL_POOL=0``
 turns it off. The socket lies in a folder only this user can enter (``mkdtemp``: mode 0700) and the pool serves
