@@ -87,6 +87,17 @@ def test_the_socket_lies_in_a_folder_only_this_user_enters(pool):
         assert kernel_pool._peer_uid(a) == os.getuid()
 
 
+def test_the_socket_listens_before_the_pool_process_has_started(tmp_path):
+    """A worker may ask before the pool's interpreter is up (a loaded machine): it must wait in the backlog, not
+    find no socket and get an ordinary kernel (CI failure of stop 40)."""
+    early = kernel_pool.KernelPool({**os.environ, "PYTHONPATH": str(REPO / "lib")}, tmp_path)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(early.socket)  # at once: no FileNotFoundError, no ConnectionRefusedError
+    finally:
+        assert early.close() is None
+
+
 def client(path: str, cmd: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-S", "-I", str(kernel_pool.CLIENT), path, *cmd], capture_output=True,
                           text=True, timeout=120)

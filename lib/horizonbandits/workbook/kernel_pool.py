@@ -100,11 +100,20 @@ class KernelPool:
         self.dir = tempfile.mkdtemp(prefix="hb-kernels-")  # mode 0700: nobody else reaches the socket
         self.socket = os.path.join(self.dir, "pool.sock")
         self.log_path = os.path.join(self.dir, "pool.log")
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, *POOL_OPTIONS, "-m", "horizonbandits.workbook.kernel_pool", self.socket,
-                 str(os.getpid())],
-                env=env, cwd=str(cwd), start_new_session=True, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        # Bound and listening here, before the pool process exists: a worker that asks before the pool has
+        # started waits in the backlog instead of finding no socket (and silently getting an ordinary kernel).
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(self.socket)
+            listener.listen(64)
+            with open(self.log_path, "wb") as log:
+                self.proc = subprocess.Popen(
+                    [sys.executable, *POOL_OPTIONS, "-m", "horizonbandits.workbook.kernel_pool",
+                     str(listener.fileno()), str(os.getpid())],
+                    env=env, cwd=str(cwd), start_new_session=True, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                    pass_fds=(listener.fileno(),))
+        finally:
+            listener.close()  # the pool's copy only: once it is gone, a client is refused and runs its own kernel
 
     def close(self) -> str | None:
         """Stop the pool (its kernels are killed with it) and remove its folder; a line saying why the pool
@@ -158,12 +167,10 @@ def _read_request(conn: socket.socket) -> tuple[dict, list[int]]:
 
 
 class _Pool:
-    def __init__(self, socket_path: str, parent_pid: int):
+    def __init__(self, listener_fd: int, parent_pid: int):
         self.parent_pid = parent_pid
         self.children: dict[int, socket.socket] = {}  # kernel pid -> its client's connection
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(socket_path)  # before the imports: a client that comes early waits in the backlog
-        self.listener.listen(64)
+        self.listener = socket.socket(fileno=listener_fd)  # bound and listening (KernelPool): early clients wait
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
         os.set_blocking(self.wake_w, False)
@@ -308,8 +315,8 @@ def _die_with_client(lifeline: int) -> None:
 
 def main(argv: list[str]) -> None:
     timing.begin("kernel pool")
-    socket_path, parent_pid = argv[0], int(argv[1])
-    pool = _Pool(socket_path, parent_pid)
+    listener_fd, parent_pid = int(argv[0]), int(argv[1])
+    pool = _Pool(listener_fd, parent_pid)
     os.environ.pop("JPY_PARENT_PID", None)
     os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)
     preload()
