@@ -1,4 +1,4 @@
-"""The numba cache folder follows the package source, so an edit anywhere compiles afresh."""
+"""The numba cache folder follows the package source that kernels can reach, so such an edit compiles afresh."""
 import subprocess
 import sys
 
@@ -104,3 +104,64 @@ def test_numba_is_configured_when_first_imported_not_when_the_package_is(tmp_pat
     assert out.returncode == 0, out.stderr
     folder, cache_dir = out.stdout.split()
     assert folder == cache_dir and folder.endswith(source_digest())
+
+
+def _package_imports(path, package_dir):
+    """The package files ``path`` imports (``import``/``from`` statements at any depth, relative or absolute)."""
+    import ast
+
+    rel = path.relative_to(package_dir)
+    here = list(rel.parent.parts)
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[:len(here) - node.level + 1] if node.level > 1 else list(here)
+            elif node.module and node.module.split(".")[0] == "horizonbandits":
+                base = []
+            else:
+                continue
+            mod = base + (node.module.split(".")[1:] if not node.level and node.module else
+                          (node.module.split(".") if node.module else []))
+            targets = [mod] + [mod + [alias.name] for alias in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [n.name.split(".")[1:] for n in node.names if n.name.split(".")[0] == "horizonbandits"]
+        else:
+            continue
+        for parts in targets:
+            for candidate in (package_dir.joinpath(*parts).with_suffix(".py"), package_dir.joinpath(*parts, "__init__.py")):
+                if parts and candidate.is_file():
+                    found.add(candidate)
+    return found
+
+
+def test_no_module_that_defines_a_kernel_reaches_the_code_left_out_of_the_digest():
+    from horizonbandits._numba_cache import NO_KERNEL_CODE
+
+    def left_out(p):
+        rel = p.relative_to(PACKAGE_DIR).as_posix()
+        return any(rel == x or rel.startswith(x + "/") for x in NO_KERNEL_CODE)
+
+    kernels = [p for p in PACKAGE_DIR.rglob("*.py") if "njit" in p.read_text() and not left_out(p)]
+    assert len(kernels) >= 20  # the policies of both papers, the models, the generators
+    for kernel in kernels:
+        seen, todo = set(), [kernel]
+        while todo:
+            for dep in _package_imports(todo.pop(), PACKAGE_DIR) - seen:
+                seen.add(dep)
+                todo.append(dep)
+        reached = sorted(p.relative_to(PACKAGE_DIR).as_posix() for p in seen if left_out(p))
+        assert not reached, f"{kernel.relative_to(PACKAGE_DIR)} reaches {reached}: drop them from NO_KERNEL_CODE"
+    assert not any("njit" in p.read_text() for p in PACKAGE_DIR.rglob("*.py") if left_out(p))
+
+
+def test_an_edit_to_the_runner_keeps_the_digest_and_one_to_a_kernel_changes_it(tmp_path):
+    import shutil
+
+    pkg = tmp_path / "pkg"
+    shutil.copytree(PACKAGE_DIR, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    first = source_digest(pkg)
+    (pkg / "workbook" / "runner.py").write_text((pkg / "workbook" / "runner.py").read_text() + "\n# edited\n")
+    assert source_digest(pkg) == first
+    (pkg / "rising" / "policies" / "_common.py").write_text((pkg / "rising" / "policies" / "_common.py").read_text() + "\n")
+    assert source_digest(pkg) != first
