@@ -15,6 +15,23 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURE_WORKBOOK = Path(__file__).resolve().parent / "fixtures" / "workbook"
 
 
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (a zombie has stopped computing); Linux (/proc)."""
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in state
+
+
+def gone_within(pids, seconds: float = 10.0) -> bool:
+    """Wait up to ``seconds`` for every process of ``pids`` to be gone (or a zombie); whether they are."""
+    deadline = time.monotonic() + seconds
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not any(alive(p) for p in pids)
+
+
 def run_hb(*args, timeout: float = 1800) -> subprocess.CompletedProcess:
     """Run ``hb ARGS`` in a fresh interpreter, as a user would, and capture its output."""
     env = {k: v for k, v in os.environ.items()

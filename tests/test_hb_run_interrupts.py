@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import REPO
+from conftest import REPO, alive
 
 NAMES = ["slow_a", "slow_b", "slow_c", "slow_d"]
 BODY = '''import os
@@ -63,14 +63,6 @@ def wait_for(paths, timeout=120.0) -> None:
     while not all(p.exists() and p.read_text() for p in paths):
         assert time.monotonic() < deadline, f"timed out waiting for {paths}"
         time.sleep(0.2)
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    return "\nState:\tZ" not in state  # a zombie has stopped computing
 
 
 def snapshot(profile_dir: Path) -> dict:

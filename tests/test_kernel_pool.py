@@ -16,25 +16,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import REPO
+from conftest import REPO, gone_within
 from horizonbandits.workbook import kernel_pool
 from horizonbandits.workbook.execute import _kernel_manager_logging_to
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel pool is Linux only")
-
-
-def alive(pid: int) -> bool:
-    try:
-        return "zombie" not in Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
-
-
-def gone_within(pids, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not any(alive(p) for p in pids)
 
 
 @pytest.fixture(scope="module")

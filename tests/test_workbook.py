@@ -7,6 +7,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
+from conftest import gone_within
+
 from horizonbandits import workbook as wbk
 from horizonbandits.workbook.execute import _raised_in_library
 
@@ -440,7 +442,6 @@ def test_the_kernel_is_killed_after_its_last_cell_with_every_output_whole(tmp_pa
     """The kernel (and its process group) is killed once the last cell answered, not shut down gracefully:
     what the cells wrote is whole, no temporary file is left, and no process of the kernel survives."""
     import os
-    import time
 
     nb = make_nb("output_dir = ''", extra=[new_code_cell(LAST_CELL)])
     path = tmp_path / "last.ipynb"
@@ -454,18 +455,7 @@ def test_the_kernel_is_killed_after_its_last_cell_with_every_output_whole(tmp_pa
     assert [p.name for p in table.parent.iterdir()] == ["big.csv"]
     assert task.staged_notebook.is_file() and task.staged_html.is_file()
     pids = [int(p) for p in (tmp_path / "pids.txt").read_text().split()]
-
-    def alive(pid):
-        try:
-            with open(f"/proc/{pid}/stat") as fh:
-                return fh.read().split(")")[-1].split()[0] != "Z"
-        except FileNotFoundError:
-            return False
-
-    deadline = time.monotonic() + 10
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(alive(p) for p in pids), pids
+    assert gone_within(pids), pids
     for pid in pids:  # reap what is ours, if anything
         try:
             os.waitpid(pid, os.WNOHANG)
