@@ -21,7 +21,7 @@ the test named after each edit failed, and all tests pass on the unedited librar
  1. Stage-I threshold 2^-l -> 2^-(l+1) in both ``elimination.elimination_run`` and
     ``raec.reference_elimination``: test_raec_runs_follow_algorithm_1, test_raec_trace_thresholds_and_targets.
     Made in ``elimination.py`` alone: test_raec_runs_follow_algorithm_1; in ``raec.py`` alone: both tests.
- 2. Stage-II threshold 2^-l -> 2^-(l+1) in both ``elimination._stage2`` and ``raec.reference_elimination``:
+ 2. Stage-II threshold 2^-l -> 2^-(l+1) in both ``elimination.nb_stage2`` and ``raec.reference_elimination``:
     test_raec_runs_follow_algorithm_1, test_raec_trace_thresholds_and_targets, test_roscoc_run_follows_its_stages.
  3. Target constant 4 log(.) -> 3 log(.) in ``elimination.epoch_targets``: test_raec_schedule_is_m_g_and_m_f
     (and the run and trace tests).

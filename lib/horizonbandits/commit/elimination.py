@@ -130,7 +130,7 @@ def _pull_blocks(pulls, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, 
 
 
 @njit(cache=True)
-def _epoch(active, target, t, N, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, mu_g, probs, fv, gv):
+def nb_epoch(active, target, t, N, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, mu_g, probs, fv, gv):
     """Run one epoch from round t; returns (complete, new t)."""
     K = counts.size
     need = np.zeros(K, dtype=np.int64)
@@ -148,7 +148,9 @@ def _epoch(active, target, t, N, counts, sumf, sumg, use_table, CF, CG, env, kin
 
 
 @njit(cache=True)
-def _eliminate(active, sums, counts, threshold):
+def nb_eliminate(active, sums, counts, threshold):
+    """Deactivate, in place, every active arm whose mean ``sums / counts`` is more than ``threshold`` below the
+    best active mean (an epoch's elimination; shared with adaptive RAEC)."""
     best = -np.inf
     for i in range(active.size):
         if active[i]:
@@ -161,7 +163,8 @@ def _eliminate(active, sums, counts, threshold):
 
 
 @njit(cache=True)
-def _n_active(active):
+def nb_n_active(active):
+    """How many arms are still active."""
     n = 0
     for i in range(active.size):
         if active[i]:
@@ -170,14 +173,14 @@ def _n_active(active):
 
 
 @njit(cache=True)
-def _stage2(t, N, targets_f, active_f, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, mu_g, probs, fv, gv):
+def nb_stage2(t, N, targets_f, active_f, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, mu_g, probs, fv, gv):
     """Stage II from round t (counts and sums so far count): epochs l = 1, 2, ... on f with thresholds 2^-l and
     targets ``targets_f`` (then N + 1: round-robin to the end, no test) until round N; a lone survivor of A_f
     takes the remaining rounds. Returns the number of epochs started (RAEC's and ROSCOC's Stage II)."""
     K = counts.size
     l = 0
     while t < N:
-        if _n_active(active_f) == 1:
+        if nb_n_active(active_f) == 1:
             single = np.zeros(K, dtype=np.int64)
             for i in range(K):
                 if active_f[i]:
@@ -186,10 +189,10 @@ def _stage2(t, N, targets_f, active_f, counts, sumf, sumg, use_table, CF, CG, en
             t = N
             break
         target = targets_f[l] if l < targets_f.size else N + 1
-        complete, t = _epoch(active_f, target, t, N, counts, sumf, sumg, use_table, CF, CG, env,
+        complete, t = nb_epoch(active_f, target, t, N, counts, sumf, sumg, use_table, CF, CG, env,
                              kind, mu_f, mu_g, probs, fv, gv)
         if complete and l < targets_f.size:
-            _eliminate(active_f, sumf, counts, math.ldexp(1.0, -(l + 1)))
+            nb_eliminate(active_f, sumf, counts, math.ldexp(1.0, -(l + 1)))
         l += 1
     return l
 
@@ -208,7 +211,7 @@ def stage2_table(N, rounds, targets_f, CF, counts):
     env = np.zeros(1, dtype=np.uint64)
     e1 = np.zeros(K)
     e2 = np.zeros((K, 1))
-    return _stage2(N - rounds, N, targets_f, active_f, counts, sumf, sumg, True, CF, CF, env, 0, e1, e1, e2, e1, e1)
+    return nb_stage2(N - rounds, N, targets_f, active_f, counts, sumf, sumg, True, CF, CF, env, 0, e1, e1, e2, e1, e1)
 
 
 @njit(cache=True)
@@ -223,15 +226,15 @@ def elimination_run(N, targets_g, targets_f, commit_mode, use_table, CF, CG, env
     t = 0
     # Stage I: reserved elimination on g
     for l in range(targets_g.size):
-        if t >= N or _n_active(active_g) <= 1:
+        if t >= N or nb_n_active(active_g) <= 1:
             break
-        complete, t = _epoch(active_g, targets_g[l], t, N, counts, sumf, sumg, use_table, CF, CG, env,
+        complete, t = nb_epoch(active_g, targets_g[l], t, N, counts, sumf, sumg, use_table, CF, CG, env,
                              kind, mu_f, mu_g, probs, fv, gv)
         if not complete:
             break
-        _eliminate(active_g, sumg, counts, math.ldexp(1.0, -(l + 1)))
+        nb_eliminate(active_g, sumg, counts, math.ldexp(1.0, -(l + 1)))
     # Stage II: elimination on f until round N
-    _stage2(t, N, targets_f, active_f, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, mu_g, probs, fv, gv)
+    nb_stage2(t, N, targets_f, active_f, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, mu_g, probs, fv, gv)
     if commit_mode == COMMIT_UNIFORM:
         return nb_commit_uniform(active_g, pol)
     if commit_mode == COMMIT_EMPIRICAL:

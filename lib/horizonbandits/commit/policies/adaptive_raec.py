@@ -36,8 +36,8 @@ from ...errors import check_choice, check_real
 from ...rng import PyStream
 from .. import theory
 from ..commitment import nb_commit_empirical, nb_commit_uniform, py_commit_empirical, py_commit_uniform
-from ..elimination import (COMMIT_EMPIRICAL, COMMIT_F_SET, COMMIT_UNIFORM, MAX_EPOCHS, _eliminate, _epoch, _n_active,
-                           _stage2, epoch_targets, stage2_schedule)
+from ..elimination import (COMMIT_EMPIRICAL, COMMIT_F_SET, COMMIT_UNIFORM, MAX_EPOCHS, nb_eliminate, nb_epoch, nb_n_active,
+                           nb_stage2, epoch_targets, stage2_schedule)
 from ..sampling import environment_stream_seeds, policy_stream_seeds
 from .base import CommitPolicy, problem_arrays
 from .raec import RAEC, reference_elimination, table_sets
@@ -291,16 +291,16 @@ def adaptive_run(N, T, rule, targets_g, targets_f, commit_mode, use_table, CF, C
     cap = targets_g.size
     t = 0
     done = 0
-    while t < N and _n_active(active_g) > 1 and done < cap:
-        complete, t = _epoch(active_g, targets_g[done], t, N, counts, sumf, sumg, use_table, CF, CG, env,
+    while t < N and nb_n_active(active_g) > 1 and done < cap:
+        complete, t = nb_epoch(active_g, targets_g[done], t, N, counts, sumf, sumg, use_table, CF, CG, env,
                              kind, mu_f, mu_g, probs, fv, gv)
         if not complete:
             break
         done += 1
-        _eliminate(active_g, sumg, counts, math.ldexp(1.0, -done))
-        if _n_active(active_g) <= 1 or not _keep_reserving(rule, done, cap, N, T, counts, sumf, sumg, active_g):
+        nb_eliminate(active_g, sumg, counts, math.ldexp(1.0, -done))
+        if nb_n_active(active_g) <= 1 or not _keep_reserving(rule, done, cap, N, T, counts, sumf, sumg, active_g):
             break
-    _stage2(t, N, targets_f, active_f, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, mu_g, probs, fv, gv)
+    nb_stage2(t, N, targets_f, active_f, counts, sumf, sumg, use_table, CF, CG, env, kind, mu_f, mu_g, probs, fv, gv)
     if commit_mode == COMMIT_UNIFORM:
         return nb_commit_uniform(active_g, pol), done
     return nb_commit_empirical(active_g, sumg, counts, pol), done
