@@ -5,6 +5,8 @@ import math
 import numpy as np
 import pytest
 
+from commit_checks import assert_same_commitment_shares, discrete_problem, z
+
 from horizonbandits.commit import (CommitProblem, NoShiftElimination, RAEC, UCBCommit, UniformCommit,
                                    reference_runs, simulate, stage1_survivors)
 from horizonbandits.commit import instances, theory
@@ -16,9 +18,7 @@ PROBLEMS = {
     "eliminating": CommitProblem.bernoulli([0.9, 0.2, 0.5, 0.3], [0.1, 0.9, 0.6, 0.2], 600, 1200),
     "N<K": CommitProblem.bernoulli([0.6, 0.5, 0.45], [0.3, 0.5, 0.55], 2, 50),
     "T-N=1": CommitProblem.bernoulli([0.6, 0.5, 0.45], [0.3, 0.5, 0.55], 80, 81),
-    "discrete": CommitProblem.discrete([[0, 0], [0.3, 1], [1, 0.2], [0.7, 0.9]],
-                                       [[.1, .2, .3, .4], [.4, .3, .2, .1], [.25, .25, .25, .25]],
-                                       lambda o: o[0], lambda o: o[1], 200, 900),
+    "discrete": discrete_problem(),
 }
 POLICIES = [RAEC(), RAEC(commit="empirical", stage1_scale=0.1), RAEC(eps=0.05, stage2_scale=0.1),
             RAEC(min_epochs=0), UCBCommit(), UniformCommit(), NoShiftElimination(stage_scale=0.2)]
@@ -63,11 +63,6 @@ def test_ucb_batch_kernel_follows_close_arms_pull_for_pull():
         assert committed[s] == ref_committed
 
 
-def _z(a, b):
-    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
-    return 0.0 if se == 0 else (a.mean() - b.mean()) / se
-
-
 @pytest.mark.parametrize("name", ["eliminating", "discrete"])
 @pytest.mark.parametrize("policy", [RAEC(stage1_scale=0.1, stage2_scale=0.1, commit="empirical"), RAEC(),
                                     UCBCommit(), UniformCommit(), NoShiftElimination(stage_scale=0.1)],
@@ -79,10 +74,10 @@ def test_batch_draws_agree_with_reference_in_distribution(name, policy):
     exp, com = problem.regret_parts(ref_pulls, ref_committed)
     fast = simulate(problem, policy, n, seed=22)
     # four-sigma bands, on the regret, on each arm's pulls and on each arm's commitment share
-    assert abs(_z(exp + com, fast.regret)) < 4
+    assert abs(z(exp + com, fast.regret)) < 4
     for i in range(problem.K):
-        assert abs(_z(ref_pulls[:, i].astype(float), fast.pulls[:, i].astype(float))) < 4
-        assert abs(_z((ref_committed == i).astype(float), (fast.committed == i).astype(float))) < 4
+        assert abs(z(ref_pulls[:, i], fast.pulls[:, i])) < 4
+    assert_same_commitment_shares(ref_committed, fast.committed, problem.K)
 
 
 def test_every_policy_uses_exactly_the_budget_and_commits_to_an_arm():
