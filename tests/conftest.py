@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -32,12 +33,87 @@ def gone_within(pids, seconds: float = 10.0) -> bool:
     return not any(alive(p) for p in pids)
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children, their children, ...), from /proc; Linux."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def catches_sigusr1(pid: int) -> bool:
+    """Whether process ``pid`` has a handler for SIGUSR1 (its mask of caught signals in /proc)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    mask = next((ln.split()[1] for ln in status.splitlines() if ln.startswith("SigCgt:")), "0")
+    return bool(int(mask, 16) >> (signal.SIGUSR1 - 1) & 1)
+
+
+def where_stuck(pid: int, tail_chars: int = 6000) -> str:
+    """For a run that does not end: ask ``pid`` and every process below it for their stacks (SIGUSR1,
+    horizonbandits/workbook/stacks.py), then each one's command line and the end of the log file its standard
+    error goes to (a worker's, the kernel pool's, a kernel's), where the stacks were written."""
+    procs = [pid, *descendants(pid)]
+    for p in procs:
+        if catches_sigusr1(p):  # one that does not would end (the signal's default)
+            try:
+                os.kill(p, signal.SIGUSR1)
+            except OSError:
+                pass
+    time.sleep(3)
+    lines, logs = [], []
+    for p in procs:
+        try:
+            cmd = Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:300]
+            state = next((ln for ln in Path(f"/proc/{p}/status").read_text().splitlines() if ln.startswith("State")), "")
+            log = os.readlink(f"/proc/{p}/fd/2")
+        except OSError:
+            continue
+        lines.append(f"pid {p} ({state.split(':', 1)[-1].strip()}): {cmd}  [stderr -> {log}]")
+        if log.endswith(".log") and log not in logs:
+            logs.append(log)
+    for log in logs:
+        try:
+            text = Path(log).read_text(errors="replace")
+        except OSError:
+            continue
+        lines += [f"----- {log} (last {tail_chars} characters)", text[-tail_chars:]]
+    return "\n".join(lines)
+
+
 def run_hb(*args, timeout: float = 1800) -> subprocess.CompletedProcess:
-    """Run ``hb ARGS`` in a fresh interpreter, as a user would, and capture its output."""
+    """Run ``hb ARGS`` in a fresh interpreter, as a user would, and capture its output. A run that has not
+    ended after ``timeout`` seconds fails the test with where each of its processes is (:func:`where_stuck`)."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("HB_ROOT", "HB_OUTPUTS", "HB_CACHE_DIR", "HB_DASK_ADDRESS")}
-    return subprocess.run([sys.executable, "-m", "horizonbandits.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
+    cmd = [sys.executable, "-m", "horizonbandits.cli", *map(str, args)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        report = where_stuck(proc.pid)
+        for p in [proc.pid, *descendants(proc.pid)]:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        out, err = proc.communicate()
+        pytest.fail(f"hb {' '.join(map(str, args))} had not ended after {timeout:.0f} s; its processes:\n{report}\n"
+                    f"----- its stdout\n{out[-4000:]}\n----- its stderr (hb run's own stacks at the end)\n{err[-8000:]}",
+                    pytrace=False)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def copy_fixture_workbook(dest: Path) -> Path:

@@ -125,7 +125,9 @@ def smoke_outputs(tmp_path_factory, hb_subprocess):
     if not NAMES:
         pytest.skip("no notebooks in notebooks/ yet")
     out = tmp_path_factory.mktemp("smoke_outputs")
-    proc = hb_subprocess("--root", REPO, "--outputs", out, "run", "--profile", "smoke", "--jobs", "2")
+    # ~1 min on 2 cores (45 to 65 s measured, 2026-12-05): a run still going after 10 min is stuck, and the
+    # failure then says where (conftest.where_stuck) instead of CI's limit ending it silently.
+    proc = hb_subprocess("--root", REPO, "--outputs", out, "run", "--profile", "smoke", "--jobs", "2", timeout=600)
     profile_dir = out / "smoke"
     manifest_path = profile_dir / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}

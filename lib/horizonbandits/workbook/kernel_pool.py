@@ -42,6 +42,7 @@ import threading
 from pathlib import Path
 
 from .. import timing
+from . import stacks
 
 SWITCH_ENV = "HB_KERNEL_POOL"  # "0": no pool (every kernel a fresh process)
 SOCKET_ENV = "HB_KERNEL_POOL_SOCKET"  # set by hb run for its workers: where the pool listens
@@ -317,6 +318,7 @@ def main(argv: list[str]) -> None:
     timing.begin("kernel pool")
     listener_fd, parent_pid = int(argv[0]), int(argv[1])
     pool = _Pool(listener_fd, parent_pid)
+    stacks.dump_on_signal()  # kill -USR1: where the pool is, into pool.log; its forked kernels inherit it
     os.environ.pop("JPY_PARENT_PID", None)
     os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)
     preload()

@@ -46,6 +46,7 @@ from .worker import EXIT_DISK_FULL
 from .locate import Workbook
 from .pages import install_assets
 from .params import Plan, plan_run
+from .stacks import dump_on_signal
 from .report import git_state, package_versions, read_manifest, recorded_outputs, write_reports
 
 CACHE_ENV = "HB_CACHE_DIR"
@@ -257,6 +258,7 @@ class _Run:
     def go(self) -> int:
         from ..progress import tqdm
 
+        dump_on_signal()  # kill -USR1: where hb run is (workbook/stacks.py)
         shutil.rmtree(self.running_dir, ignore_errors=True)  # leftovers of a killed run
         remove_leftovers(self.profile_dir)
         try:

@@ -16,6 +16,7 @@ import sys
 from .. import timing
 from .base import is_disk_full
 from .execute import execute_notebook, stop_with_parent
+from .stacks import dump_on_signal
 from ..outputs import atomic_write
 
 # The status of a worker that could not write for want of space (its result included): ``hb run``
@@ -45,6 +46,7 @@ def _main(argv: list[str]) -> int:
     timing.begin("worker start")
     task_path, result_path, parent_pid = argv[0], argv[1], int(argv[2])
     stop_with_parent(parent_pid)
+    dump_on_signal()  # kill -USR1: where this worker is, into its log
     with open(task_path, "rb") as fh:
         task = pickle.load(fh)
     # Quieter kernels: no jupyter path-migration notice, no debugger frozen-modules warning.
