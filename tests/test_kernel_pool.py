@@ -237,3 +237,21 @@ def test_a_pool_that_cannot_start_leaves_ordinary_kernels(tmp_path, monkeypatch)
     finally:
         problem = pool.close()
     assert problem is not None and "status -9" in problem
+
+
+def test_a_kernel_talks_over_unix_sockets_in_a_folder_removed_at_its_shutdown(tmp_path, monkeypatch):
+    """No TCP port to race for: two kernels started at once were once handed the same free port and one died
+    ("Address already in use"); its channels are Unix sockets in a folder of its own, gone after the shutdown."""
+    monkeypatch.delenv(kernel_pool.SOCKET_ENV, raising=False)
+
+    async def channels(km, kc):
+        ports = [km.shell_port, km.iopub_port, km.stdin_port, km.control_port, km.hb_port]
+        return km.transport, km.ip, [stat.S_ISSOCK(os.stat(f"{km.ip}-{p}").st_mode) for p in ports], \
+            os.path.dirname(km.ip), json.loads(Path(km.connection_file).read_text())
+
+    seen, _, (transport, ip, sockets, folder, written) = asyncio.run(in_kernel(tmp_path, dict(os.environ), CODE,
+                                                                              then=channels))
+    assert transport == "ipc" and all(sockets) and len(sockets) == 5
+    assert written["transport"] == "ipc" and written["ip"] == ip  # what the kernel was told to bind
+    assert not os.path.exists(folder), "the kernel's socket folder outlived it"
+    assert gone_within([seen["pid"], seen["sleeper"]])

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import signal
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -114,6 +115,15 @@ def owner_of(rel: str, records: dict[str, list[str]]) -> str | None:
 # --------------------------------------------------------------------------- in the worker process
 
 _KERNELS: list = []  # kernel managers started by this worker, so a stop request can kill them
+# Whether kernels talk over Unix sockets (ZeroMQ's ipc transport; Linux and macOS) instead of TCP ports on localhost;
+# HB_KERNEL_TRANSPORT=tcp for the TCP ports jupyter_client uses by default.
+IPC_TRANSPORT = os.name == "posix" and os.environ.get("HB_KERNEL_TRANSPORT", "ipc") == "ipc"
+
+
+def _zmq_has_ipc() -> bool:
+    import zmq
+
+    return bool(zmq.has("ipc"))
 
 
 def kill_kernels() -> None:
@@ -162,12 +172,23 @@ def _kernel_manager_logging_to(log):
         async def start_kernel(self, **kw):
             kw.setdefault("stderr", log)
             _KERNELS.append(self)
+            if IPC_TRANSPORT and _zmq_has_ipc():
+                # The kernel's five channels on Unix sockets in a folder of its own, not on TCP ports: a free port
+                # is only free until someone binds it, and two kernels started at once (hb run's two jobs, another
+                # run, a test suite) could be handed the same one ("Address already in use": the kernel died
+                # before replying; seen once in 10 smoke runs beside the test suite, 2026-12-05).
+                self._ipc_dir = tempfile.mkdtemp(prefix="hb-zmq-")
+                self.transport, self.ip = "ipc", os.path.join(self._ipc_dir, "k")
             with timing.part("kernel launch"):
                 return await super().start_kernel(**kw)
 
         async def shutdown_kernel(self, *a, **kw):
-            with timing.part("teardown"):
-                return await super().shutdown_kernel(*a, **kw)
+            try:
+                with timing.part("teardown"):
+                    return await super().shutdown_kernel(*a, **kw)
+            finally:
+                if getattr(self, "_ipc_dir", None):
+                    shutil.rmtree(self._ipc_dir, ignore_errors=True)
 
         def format_kernel_cmd(self, extra_arguments=None):
             # Through hb run's kernel pool when it has one: the kernel is forked there, imports done.
