@@ -93,16 +93,27 @@ def where_stuck(pid: int, tail_chars: int = 6000) -> str:
     return "\n".join(lines)
 
 
-def run_hb(*args, timeout: float = 1800) -> subprocess.CompletedProcess:
+def run_hb(*args, timeout: float = 1800, stuck_when=None) -> subprocess.CompletedProcess:
     """Run ``hb ARGS`` in a fresh interpreter, as a user would, and capture its output. A run that has not
-    ended after ``timeout`` seconds fails the test with where each of its processes is (:func:`where_stuck`)."""
+    ended after ``timeout`` seconds fails the test with where each of its processes is (:func:`where_stuck`);
+    so does one for which ``stuck_when()`` (asked every half second) turns true before it ends."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("HB_ROOT", "HB_OUTPUTS", "HB_CACHE_DIR", "HB_DASK_ADDRESS")}
     cmd = [sys.executable, "-m", "horizonbandits.cli", *map(str, args)]
+    start = time.monotonic()
+    deadline = start + timeout
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
     try:
-        out, err = proc.communicate(timeout=timeout)
+        while True:
+            left = max(0.01, deadline - time.monotonic())
+            try:
+                out, err = proc.communicate(timeout=min(left, 0.5) if stuck_when else left)
+                break
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline or (stuck_when is not None and stuck_when()):
+                    raise
     except subprocess.TimeoutExpired:
+        timeout = time.monotonic() - start
         report = where_stuck(proc.pid)
         for p in [proc.pid, *descendants(proc.pid)]:
             try:

@@ -72,8 +72,10 @@ def _stack_of(pool) -> str:
 
 STUCK_CELL = """
 import time
+from pathlib import Path
 
 def stuck_in_this_cell():
+    Path({marker!r}).touch()
     time.sleep(600)
 
 stuck_in_this_cell()
@@ -88,7 +90,8 @@ def test_a_run_that_does_not_end_fails_with_where_each_process_is(copy_workbook,
     from conftest import descendants, run_hb
 
     root = copy_workbook(tmp_path / "wb")
-    for name, code in (("stuck_one", STUCK_CELL), ("quick_one", "x = 1")):
+    marker = tmp_path / "stuck"  # written by the cell as it starts to wait: no need to wait out a fixed timeout
+    for name, code in (("stuck_one", STUCK_CELL.format(marker=str(marker))), ("quick_one", "x = 1")):
         cells = [nbformat.v4.new_code_cell('output_dir = ""', metadata={"tags": ["parameters"]}),
                  nbformat.v4.new_code_cell(code)]
         nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "language": "python",
@@ -98,9 +101,9 @@ def test_a_run_that_does_not_end_fails_with_where_each_process_is(copy_workbook,
     before = set(descendants(os.getpid()))
     with pytest.raises(pytest.fail.Exception) as failed:
         run_hb("--root", root, "--outputs", tmp_path / "out", "run", "--profile", "smoke", "--jobs", "2",
-               "--only", "stuck_one", "quick_one", timeout=45)
+               "--only", "stuck_one", "quick_one", timeout=300, stuck_when=marker.exists)
     report = str(failed.value)
-    assert "had not ended after 45 s" in report
+    assert "had not ended after" in report
     assert "stuck_in_this_cell" in report  # the kernel's own stack, from its log
     assert "horizonbandits/workbook/worker.py" in report and "kernel_pool.py" in report
     assert "runner.py" in report  # hb run's stack, on its stderr
