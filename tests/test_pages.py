@@ -196,8 +196,7 @@ def test_no_page_names_the_machines_folders(run):
         for folder in (wb.outputs_root, wb.root):
             assert str(folder) not in text and html.escape(str(folder)) not in text, (path, folder)
     alpha = (profile_dir / "html" / "alpha_demo.html").read_text(encoding="utf-8")
-    assert "PosixPath(&#x27;outputs/smoke/figures/alpha_demo_line.png&#x27;)" in alpha or \
-        "PosixPath('outputs/smoke/figures/alpha_demo_line.png')" in alpha
+    assert "PosixPath('outputs/smoke/figures/alpha_demo_line.png')" in html.unescape(alpha)  # quotes escaped or not
     assert "code in lib/x.py" in alpha and "cache outputs/cache" in alpha
     index = (profile_dir / "index.html").read_text(encoding="utf-8")
     assert "no such file: &#x27;outputs/smoke/tables/gamma_crash_in.csv&#x27;" in index
@@ -211,3 +210,63 @@ def test_relative_paths_rewrites_whole_paths_only():
     assert relative_paths("/data/run/outer/x /data/run/out.bak", roots) == "/data/run/outer/x /data/run/out.bak"
     assert relative_paths("File /home/me/wb/lib/a.py, in /home/me/wb", roots) == "File lib/a.py, in ."
     assert relative_paths("/tmp/x", {"/tmp": "outputs"}) == "/tmp/x"  # too short a root to be sure of
+
+
+REFERENCE_TEMPLATE = """{%- extends 'offline.html.j2' -%}
+{% block input %}
+<div class="jp-CodeMirrorEditor jp-Editor jp-InputArea-editor" data-type="inline">
+     <div class="cm-editor cm-s-jupyter">
+{{ cell.source | highlight_code(metadata=cell.metadata) | clean_html }}
+     </div>
+</div>
+{%- endblock input %}
+"""
+TINY_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+
+
+def _page_tree(text: str):
+    """A page as a browser reads it: each element's name and attributes, in order, and the text."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(text, features="html.parser")
+    return ([(e.name, sorted((k, " ".join(v) if isinstance(v, list) else v) for k, v in e.attrs.items()))
+             for e in soup.find_all(True)], soup.get_text())
+
+
+def test_a_page_reads_as_nbconverts_own_page(tmp_path):
+    """render_notebook_html skips two passes of nbconvert's (bleach over each code cell's pygments markup, and
+    BeautifulSoup over the page for alt texts and tabindex): the page has the same elements, attributes and text
+    as nbconvert's HTMLExporter gives with lab's own code-cell block."""
+    from nbconvert import HTMLExporter
+
+    from horizonbandits.workbook.pages import MATHJAX_URL, TEMPLATES, page_roots, render_notebook_html
+
+    table = pd.DataFrame({"policy": ["CURE-UCB", "<R-ed & co>"], "regret": [1.5, 2.25]})
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# A title\n\nMath $x < y$ & text, an image ![](data:image/png;base64,"
+                                      + TINY_PNG + ") and `code <b>`."),
+        new_code_cell('x = [i for i in range(3) if i < 2 and "a" != \'b\']  # <not a tag> & co\nx',
+                      execution_count=1, outputs=[
+                          new_output("execute_result", execution_count=1, data={"text/plain": "[0, 1]"}),
+                          new_output("stream", name="stdout", text="printed <tag> & more\n"),
+                          new_output("display_data", data={"image/png": TINY_PNG, "text/plain": "<Figure>"}),
+                          new_output("display_data", data={"text/html": table.to_html(), "text/plain": str(table)})]),
+        new_code_cell("def f():\n    return 1", execution_count=2),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                 "language_info": {"name": "python", "pygments_lexer": "ipython3"}})
+    ipynb = tmp_path / "notebooks" / "demo.ipynb"
+    ipynb.parent.mkdir()
+    nbformat.write(nb, str(ipynb))
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "ref" / "ref.html.j2").write_text(REFERENCE_TEMPLATE)
+    ours = render_notebook_html(ipynb, ipynb.parent)
+    again = nbformat.read(str(ipynb), as_version=4)
+    again.metadata["title"] = "A title"  # as render_notebook_html titles it: the first heading
+    theirs, _ = HTMLExporter(embed_images=True, template_name="lab", template_file="ref.html.j2",
+                             extra_template_paths=[str(tmp_path / "ref"), str(TEMPLATES)],
+                             mathjax_url=MATHJAX_URL).from_notebook_node(
+        again, resources={"metadata": {"path": str(ipynb.parent), "name": "demo"}, "hb_notebook": "demo"})
+    theirs = relative_paths(theirs, page_roots(nb, ipynb.parent))
+    assert _page_tree(ours) == _page_tree(theirs)
+    for added in ('tabindex="0"', 'alt="No description has been provided for this image"'):
+        assert ours.count(added) == theirs.count(added) > 0
