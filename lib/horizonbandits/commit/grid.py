@@ -147,8 +147,8 @@ def _runs_table(done) -> pd.DataFrame:
     The table is the concatenation of one DataFrame per task (labels and scalars broadcast over its runs). When
     every task has the same label names, each label of one plain type (int, float, str, bool), the same K and
     the same array dtypes, the columns are built with numpy directly, with the dtypes that concatenation gives
-    (a grid of 8,000 tasks spent about a minute building and concatenating their frames); otherwise, frame by
-    frame. tests/commit/test_grid_table.py holds both ways equal.
+    (lower_bound_construction's paper grid, 5,250 tasks and 7.9 M rows: 9.5 -> 5.5 CPU-s, 2026-12-08);
+    otherwise, frame by frame. tests/commit/test_grid_table.py holds both ways equal.
     """
     if not done:
         return pd.concat([], ignore_index=True)  # pandas' own error for an empty grid, as before
