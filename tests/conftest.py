@@ -113,7 +113,7 @@ def run_hb(*args, timeout: float = 1800, stuck_when=None) -> subprocess.Complete
                 if time.monotonic() >= deadline or (stuck_when is not None and stuck_when()):
                     raise
     except subprocess.TimeoutExpired:
-        timeout = time.monotonic() - start
+        waited = time.monotonic() - start
         report = where_stuck(proc.pid)
         for p in [proc.pid, *descendants(proc.pid)]:
             try:
@@ -121,7 +121,7 @@ def run_hb(*args, timeout: float = 1800, stuck_when=None) -> subprocess.Complete
             except OSError:
                 pass
         out, err = proc.communicate()
-        pytest.fail(f"hb {' '.join(map(str, args))} had not ended after {timeout:.0f} s; its processes:\n{report}\n"
+        pytest.fail(f"hb {' '.join(map(str, args))} had not ended after {waited:.0f} s; its processes:\n{report}\n"
                     f"----- its stdout\n{out[-4000:]}\n----- its stderr (hb run's own stacks at the end)\n{err[-8000:]}",
                     pytrace=False)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)

@@ -136,12 +136,14 @@ def _commitment(cases, policies, n_seeds, seed, backend, n_jobs, run, options) -
     named = [c for c in labels if c != "problem_label"]
     if "problem_label" in labels:
         out = out.rename(columns={"problem_label": "problem"})
-    else:
+    elif named:
         # a case's labels are the same on each of its rows: one name per case, read from its first row
         firsts = out.drop_duplicates("case")
         names = {case: case_name(dict(zip(named, row)))
                  for case, row in zip(firsts["case"], firsts[named].itertuples(index=False))}
-        out.insert(0, "problem", out["case"].map(names).to_numpy() if named else "problem")
+        out.insert(0, "problem", out["case"].map(names).to_numpy())
+    else:
+        out.insert(0, "problem", "problem")
     out["model"] = "commitment"
     out["root_seed"] = seed  # these grids run seed indices 0..n_seeds-1 of ``seed`` itself
     own = [c for c in named if c not in TIDY_COLUMNS]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import re
 import shutil
+from functools import lru_cache
 from pathlib import Path
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -111,14 +112,16 @@ _IMG_WITHOUT_ALT = re.compile(r"<img(?![^>]*\balt=)")
 _FOCUSABLE_DIV = re.compile(r'(<div class="[^"]*\b(?:jp-Cell-inputWrapper|jp-OutputArea-output)\b[^"]*")')
 
 
+@lru_cache(maxsize=1)
 def _page_exporter():
     """nbconvert's HTMLExporter whose last pass is two substitutions instead of a BeautifulSoup parse.
 
     After rendering, HTMLExporter parses the whole page with BeautifulSoup to give each image without one an
     alternative text and each cell's input wrapper and output a ``tabindex="0"``, then writes the page out
-    again: 40 % of a page's time (0.26 of 0.66 CPU-s, 2026-12-08). The same two additions are made here on
-    the rendered text (the template writes these elements, so their form is known: ``<img`` and
-    ``<div class="...">``); the rest of the page is the template's output as it is.
+    again: 39 % of a page's time under cProfile (2026-12-08; with the template's code cells written without
+    bleach, a page went from 0.66 to 0.24 CPU-s). The same two additions are made here on the rendered text
+    (the template writes these elements, so their form is known: ``<img`` and ``<div class="...">``); the
+    rest of the page is the template's output as it is.
     """
     from nbconvert import HTMLExporter
     from nbconvert.exporters.templateexporter import TemplateExporter
